@@ -1,0 +1,3 @@
+module github.com/regolith/regolith
+
+go 1.26
