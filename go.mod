@@ -1,3 +1,8 @@
 module github.com/regolith/regolith
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/dlclark/regexp2/v2 v2.13.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
