@@ -1,0 +1,191 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// SIMD dot kernels for amd64, registered into dotKernels at init by CPU feature.
+//
+// Feature levels (simdLevel):
+//
+//	0: none, Dot uses the plain-Go reference.
+//	1: AVX2 + FMA + F16C.
+//	2: AVX-512 F/BW/VL/DQ (+VNNI where a kernel uses it) on top of level 1.
+//
+// Every kernel is "bounded": its integer sub-sums are exact and its float accumulation is
+// deterministic, but in a different order from DotRef's, so the result equals the reference
+// within float rounding (|fast-ref| <= 1e-5*sum|w_i*a_i| + tiny, checked by simd_test.go).
+const (
+	simdNone   = 0
+	simdAVX2   = 1
+	simdAVX512 = 2
+)
+
+// simdMaxLevel is the best level this CPU supports; simdLevel is the one registered.
+var simdMaxLevel, simdLevel int
+
+func init() {
+	x := cpu.X86
+	if x.HasAVX2 && x.HasFMA && x.HasF16C {
+		simdMaxLevel = simdAVX2
+		if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ && x.HasAVX512VNNI {
+			simdMaxLevel = simdAVX512
+		}
+	}
+	setSIMDLevel(simdMaxLevel)
+}
+
+// setSIMDLevel registers the kernels of the given level (capped at what the CPU supports)
+// into dotKernels, replacing or removing those of another level, and returns the level set.
+// Tests use it to run every assembly path on an AVX-512 machine.
+func setSIMDLevel(level int) int {
+	if level > simdMaxLevel {
+		level = simdMaxLevel
+	}
+	if level < simdNone {
+		level = simdNone
+	}
+	for t := range simdTypes(simdMaxLevel) {
+		delete(dotKernels, t)
+	}
+	for t, f := range simdTypes(level) {
+		dotKernels[t] = f
+	}
+	simdLevel = level
+	return level
+}
+
+// simdTypes lists the kernels of one level.
+func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
+	m := map[Type]func(w, a []byte, n int) float32{}
+	switch level {
+	case simdAVX2:
+		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX2(&w[0], &a[0], n/32) }
+		m[F32] = dotF32AVX2Go
+		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[F16] = dotF16AVX2Go
+		m[BF16] = dotBF16AVX2Go
+	case simdAVX512:
+		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX512(&w[0], &a[0], n/32) }
+		m[F32] = dotF32AVX512Go
+		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[F16] = dotF16AVX512Go
+		m[BF16] = dotBF16AVX512Go
+	}
+	return m
+}
+
+// Float rows: the assembly handles a multiple of 32 (AVX2) or 64 (AVX-512) elements; the
+// tail is added here in float64, as the reference accumulates.
+
+func dotF32AVX2Go(w, a []byte, n int) float32 {
+	m := n &^ 31
+	var s float32
+	if m > 0 {
+		s = dotF32AVX2((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + f32Tail(w, a, m, n)
+}
+
+func dotF32AVX512Go(w, a []byte, n int) float32 {
+	m := n &^ 63
+	var s float32
+	if m > 0 {
+		s = dotF32AVX512((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + f32Tail(w, a, m, n)
+}
+
+func f32Tail(w, a []byte, from, n int) float32 {
+	var s float64
+	for i := from; i < n; i++ {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:]))
+		s += float64(x * y)
+	}
+	return float32(s)
+}
+
+func dotF16AVX2Go(w, a []byte, n int) float32 {
+	m := n &^ 31
+	var s float32
+	if m > 0 {
+		s = dotF16AVX2((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + halfTail(w, a, m, n, FP16ToFP32)
+}
+
+func dotF16AVX512Go(w, a []byte, n int) float32 {
+	m := n &^ 63
+	var s float32
+	if m > 0 {
+		s = dotF16AVX512((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + halfTail(w, a, m, n, FP16ToFP32)
+}
+
+func dotBF16AVX2Go(w, a []byte, n int) float32 {
+	m := n &^ 31
+	var s float32
+	if m > 0 {
+		s = dotBF16AVX2((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + halfTail(w, a, m, n, BF16ToFP32)
+}
+
+func dotBF16AVX512Go(w, a []byte, n int) float32 {
+	m := n &^ 63
+	var s float32
+	if m > 0 {
+		s = dotBF16AVX512((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m)
+	}
+	return s + halfTail(w, a, m, n, BF16ToFP32)
+}
+
+func halfTail(w, a []byte, from, n int, conv func(uint16) float32) float32 {
+	var s float64
+	for i := from; i < n; i++ {
+		x := conv(binary.LittleEndian.Uint16(w[2*i:]))
+		y := conv(binary.LittleEndian.Uint16(a[2*i:]))
+		s += float64(x * y)
+	}
+	return float32(s)
+}
+
+// Assembly kernels (dot_amd64.s). nb is a number of blocks, n a number of elements.
+
+//go:noescape
+func dotQ8_0AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ8_0AVX512(w, a *byte, nb int) float32
+
+//go:noescape
+func dotF32AVX2(x, y *float32, n int) float32
+
+//go:noescape
+func dotF32AVX512(x, y *float32, n int) float32
+
+//go:noescape
+func dotF16AVX2(x, y *uint16, n int) float32
+
+//go:noescape
+func dotF16AVX512(x, y *uint16, n int) float32
+
+//go:noescape
+func dotBF16AVX2(x, y *uint16, n int) float32
+
+//go:noescape
+func dotBF16AVX512(x, y *uint16, n int) float32
+
+//go:noescape
+func dotQ4_KAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ6_KAVX2(w, a *byte, nb int) float32

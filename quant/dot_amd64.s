@@ -1,0 +1,679 @@
+// Hand-written AVX2 / AVX-512 dot-product kernels for package quant.
+// Register layout and algorithms are regolith's own; block layouts follow ggml-common.h.
+// Every kernel here is "bounded": integer sub-sums are exact and the float accumulation
+// is deterministic but in a different order from DotRef, so results agree with the
+// reference within float rounding (see simd_test.go for the tolerance).
+
+#include "textflag.h"
+
+// REDUCE8 sums the 8 float32 lanes of Y0 into the low lane of X0 (clobbers X1).
+#define REDUCE8 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPERMILPS    $0x4E, X0, X1 \
+	VADDPS       X1, X0, X0 \
+	VPERMILPS    $0xB1, X0, X1 \
+	VADDPS       X1, X0, X0
+
+// REDUCE16 sums the 16 float32 lanes of Z0 into the low lane of X0 (clobbers Z1).
+#define REDUCE16 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0 \
+	REDUCE8
+
+// SCALE2 loads the fp16 scales at (w) and (a), multiplies them in float32 and
+// broadcasts the product into dst (ymm or zmm). Clobbers AX, DX, X14, X15.
+#define SCALE2(w, a, dst) \
+	MOVWLZX      w, AX \
+	MOVWLZX      a, DX \
+	SHLL         $16, DX \
+	ORL          DX, AX \
+	VMOVD        AX, X15 \
+	VCVTPH2PS    X15, X15 \
+	VMOVSHDUP    X15, X14 \
+	VMULSS       X14, X15, X15 \
+	VBROADCASTSS X15, dst
+
+// ---------------------------------------------------------------------------
+// Q8_0 x Q8_0. Block: fp16 d, int8 qs[32] (34 bytes). Exact for every int8 value
+// (sign-extend to int16 and VPMADDWD: no saturation).
+
+// func dotQ8_0AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	TESTQ  CX, CX
+	JZ     q80a2done
+
+q80a2loop:
+	VPMOVSXBW   2(SI), Y1
+	VPMOVSXBW   18(SI), Y2
+	VPMOVSXBW   2(DI), Y3
+	VPMOVSXBW   18(DI), Y4
+	VPMADDWD    Y3, Y1, Y1
+	VPMADDWD    Y4, Y2, Y2
+	VPADDD      Y2, Y1, Y1
+	VCVTDQ2PS   Y1, Y1
+	SCALE2((SI), (DI), Y5)
+	VFMADD231PS Y5, Y1, Y0
+	ADDQ        $34, SI
+	ADDQ        $34, DI
+	DECQ        CX
+	JNZ         q80a2loop
+
+q80a2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ8_0AVX512(w, a *byte, nb int) float32
+TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z8, Z8, Z8
+	MOVQ   CX, BX
+	SHRQ   $1, BX
+	JZ     q80z1
+
+q80z2loop:
+	VPMOVSXBW   2(SI), Z1
+	VPMOVSXBW   2(DI), Z3
+	VPMOVSXBW   36(SI), Z2
+	VPMOVSXBW   36(DI), Z4
+	VPMADDWD    Z3, Z1, Z1
+	VPMADDWD    Z4, Z2, Z2
+	VCVTDQ2PS   Z1, Z1
+	VCVTDQ2PS   Z2, Z2
+	SCALE2((SI), (DI), Z5)
+	VFMADD231PS Z5, Z1, Z0
+	SCALE2(34(SI), 34(DI), Z6)
+	VFMADD231PS Z6, Z2, Z8
+	ADDQ        $68, SI
+	ADDQ        $68, DI
+	DECQ        BX
+	JNZ         q80z2loop
+
+q80z1:
+	TESTQ       $1, CX
+	JZ          q80zdone
+	VPMOVSXBW   2(SI), Z1
+	VPMOVSXBW   2(DI), Z3
+	VPMADDWD    Z3, Z1, Z1
+	VCVTDQ2PS   Z1, Z1
+	SCALE2((SI), (DI), Z5)
+	VFMADD231PS Z5, Z1, Z0
+
+q80zdone:
+	VADDPS Z8, Z0, Z0
+	REDUCE16
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// ---------------------------------------------------------------------------
+// Float kernels. n is a multiple of 32 (AVX2) or 64 (AVX-512); the Go wrapper adds
+// the tail.
+
+// func dotF32AVX2(x, y *float32, n int) float32
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ   $5, CX
+	JZ     f32a2done
+
+f32a2loop:
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	DECQ        CX
+	JNZ         f32a2loop
+
+f32a2done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE8
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF32AVX512(x, y *float32, n int) float32
+TEXT ·dotF32AVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	SHRQ   $6, CX
+	JZ     f32z2done
+
+f32z2loop:
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	DECQ        CX
+	JNZ         f32z2loop
+
+f32z2done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE16
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF16AVX2(x, y *uint16, n int) float32
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ   $5, CX
+	JZ     f16a2done
+
+f16a2loop:
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   16(SI), Y5
+	VCVTPH2PS   32(SI), Y6
+	VCVTPH2PS   48(SI), Y7
+	VCVTPH2PS   (DI), Y8
+	VCVTPH2PS   16(DI), Y9
+	VCVTPH2PS   32(DI), Y10
+	VCVTPH2PS   48(DI), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         f16a2loop
+
+f16a2done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE8
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF16AVX512(x, y *uint16, n int) float32
+TEXT ·dotF16AVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	SHRQ   $6, CX
+	JZ     f16z2done
+
+f16z2loop:
+	VCVTPH2PS   (SI), Z4
+	VCVTPH2PS   32(SI), Z5
+	VCVTPH2PS   64(SI), Z6
+	VCVTPH2PS   96(SI), Z7
+	VCVTPH2PS   (DI), Z8
+	VCVTPH2PS   32(DI), Z9
+	VCVTPH2PS   64(DI), Z10
+	VCVTPH2PS   96(DI), Z11
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z9, Z5, Z1
+	VFMADD231PS Z10, Z6, Z2
+	VFMADD231PS Z11, Z7, Z3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	DECQ        CX
+	JNZ         f16z2loop
+
+f16z2done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE16
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// BF16 -> F32 is a 16-bit left shift of the zero-extended word (exact, no DAZ).
+
+// func dotBF16AVX2(x, y *uint16, n int) float32
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ   $5, CX
+	JZ     bf16a2done
+
+bf16a2loop:
+	VPMOVZXWD   (SI), Y4
+	VPMOVZXWD   16(SI), Y5
+	VPMOVZXWD   32(SI), Y6
+	VPMOVZXWD   48(SI), Y7
+	VPMOVZXWD   (DI), Y8
+	VPMOVZXWD   16(DI), Y9
+	VPMOVZXWD   32(DI), Y10
+	VPMOVZXWD   48(DI), Y11
+	VPSLLD      $16, Y4, Y4
+	VPSLLD      $16, Y5, Y5
+	VPSLLD      $16, Y6, Y6
+	VPSLLD      $16, Y7, Y7
+	VPSLLD      $16, Y8, Y8
+	VPSLLD      $16, Y9, Y9
+	VPSLLD      $16, Y10, Y10
+	VPSLLD      $16, Y11, Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         bf16a2loop
+
+bf16a2done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	REDUCE8
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotBF16AVX512(x, y *uint16, n int) float32
+TEXT ·dotBF16AVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	SHRQ   $6, CX
+	JZ     bf16z2done
+
+bf16z2loop:
+	VPMOVZXWD   (SI), Z4
+	VPMOVZXWD   32(SI), Z5
+	VPMOVZXWD   64(SI), Z6
+	VPMOVZXWD   96(SI), Z7
+	VPMOVZXWD   (DI), Z8
+	VPMOVZXWD   32(DI), Z9
+	VPMOVZXWD   64(DI), Z10
+	VPMOVZXWD   96(DI), Z11
+	VPSLLD      $16, Z4, Z4
+	VPSLLD      $16, Z5, Z5
+	VPSLLD      $16, Z6, Z6
+	VPSLLD      $16, Z7, Z7
+	VPSLLD      $16, Z8, Z8
+	VPSLLD      $16, Z9, Z9
+	VPSLLD      $16, Z10, Z10
+	VPSLLD      $16, Z11, Z11
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z9, Z5, Z1
+	VFMADD231PS Z10, Z6, Z2
+	VFMADD231PS Z11, Z7, Z3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	DECQ        CX
+	JNZ         bf16z2loop
+
+bf16z2done:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	REDUCE16
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// ---------------------------------------------------------------------------
+// K-quants x Q8_K. Q8_K block: f32 d @0, int8 qs[256] @4, int16 bsums[16] @260 (292 bytes).
+// Weights are unsigned (Q4_K nibbles, Q6_K 6-bit values), so VPMADDUBSW (unsigned x signed,
+// at most 63*128*2 per int16 pair) never saturates: exact for every int8 activation.
+
+// q4kShuf<>+32*s broadcasts 16-bit word s of each 128-bit lane.
+DATA q4kShuf<>+0(SB)/8, $0x0100010001000100
+DATA q4kShuf<>+8(SB)/8, $0x0100010001000100
+DATA q4kShuf<>+16(SB)/8, $0x0100010001000100
+DATA q4kShuf<>+24(SB)/8, $0x0100010001000100
+DATA q4kShuf<>+32(SB)/8, $0x0302030203020302
+DATA q4kShuf<>+40(SB)/8, $0x0302030203020302
+DATA q4kShuf<>+48(SB)/8, $0x0302030203020302
+DATA q4kShuf<>+56(SB)/8, $0x0302030203020302
+DATA q4kShuf<>+64(SB)/8, $0x0504050405040504
+DATA q4kShuf<>+72(SB)/8, $0x0504050405040504
+DATA q4kShuf<>+80(SB)/8, $0x0504050405040504
+DATA q4kShuf<>+88(SB)/8, $0x0504050405040504
+DATA q4kShuf<>+96(SB)/8, $0x0706070607060706
+DATA q4kShuf<>+104(SB)/8, $0x0706070607060706
+DATA q4kShuf<>+112(SB)/8, $0x0706070607060706
+DATA q4kShuf<>+120(SB)/8, $0x0706070607060706
+DATA q4kShuf<>+128(SB)/8, $0x0908090809080908
+DATA q4kShuf<>+136(SB)/8, $0x0908090809080908
+DATA q4kShuf<>+144(SB)/8, $0x0908090809080908
+DATA q4kShuf<>+152(SB)/8, $0x0908090809080908
+DATA q4kShuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kShuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kShuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kShuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q4kShuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kShuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kShuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kShuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q4kShuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kShuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kShuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q4kShuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q4kShuf<>(SB), RODATA|NOPTR, $256
+
+// q6kShuf<>+32*k broadcasts word 2k into the low lane and word 2k+1 into the high lane.
+DATA q6kShuf<>+0(SB)/8, $0x0100010001000100
+DATA q6kShuf<>+8(SB)/8, $0x0100010001000100
+DATA q6kShuf<>+16(SB)/8, $0x0302030203020302
+DATA q6kShuf<>+24(SB)/8, $0x0302030203020302
+DATA q6kShuf<>+32(SB)/8, $0x0504050405040504
+DATA q6kShuf<>+40(SB)/8, $0x0504050405040504
+DATA q6kShuf<>+48(SB)/8, $0x0706070607060706
+DATA q6kShuf<>+56(SB)/8, $0x0706070607060706
+DATA q6kShuf<>+64(SB)/8, $0x0908090809080908
+DATA q6kShuf<>+72(SB)/8, $0x0908090809080908
+DATA q6kShuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kShuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6kShuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kShuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6kShuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q6kShuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q6kShuf<>(SB), RODATA|NOPTR, $128
+
+// Q4_K block: fp16 d @0, fp16 dmin @2, 6-bit scales/mins packed in 12 bytes @4, 4-bit qs[128] @16
+// (144 bytes). Result: sum over blocks of da*(d*sum_s sc_s*dot_s - dmin*sum_s m_s*bsum_s).
+
+// func dotQ4_KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ        CX, CX
+	JZ           q4ka2done
+
+q4ka2loop:
+	// Unpack the 8 scales into AX and the 8 mins into R10 (one byte each).
+	MOVL  4(SI), AX
+	MOVL  8(SI), BX
+	MOVL  12(SI), DX
+	MOVL  DX, R8
+	SHRL  $4, R8
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  BX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R8
+	MOVL  BX, R10
+	ANDL  $0x3f3f3f3f, R10
+	ANDL  $0x0f0f0f0f, DX
+	MOVL  AX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, DX
+	ANDL  $0x3f3f3f3f, AX
+	SHLQ  $32, DX
+	ORQ   DX, AX
+	SHLQ  $32, R8
+	ORQ   R8, R10
+
+	// Y1: the 8 scales as words, in both lanes. Y3: sum_s m_s*bsum pairs as 8 floats.
+	VMOVQ       AX, X1
+	VPMOVZXBW   X1, X1
+	VINSERTI128 $1, X1, Y1, Y1
+	VMOVQ       R10, X2
+	VPMOVZXBW   X2, X2
+	VPUNPCKLWD  X2, X2, X3
+	VPUNPCKHWD  X2, X2, X4
+	VINSERTI128 $1, X4, Y3, Y3
+	VPMADDWD    260(DI), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+
+	VPXOR Y2, Y2, Y2
+
+	VMOVDQU    16(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 4(DI), Y4, Y4
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+0(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    48(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 68(DI), Y4, Y4
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+64(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    80(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 132(DI), Y4, Y4
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+128(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+160(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    112(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 196(DI), Y4, Y4
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+192(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+224(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VCVTDQ2PS Y2, Y2
+
+	// X8 = [d*da, dmin*da]
+	MOVL         (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (DI), X9
+	VMULPS       X9, X8, X8
+	VBROADCASTSS X8, Y9
+	VMOVSHDUP    X8, X10
+	VBROADCASTSS X10, Y10
+	VFMADD231PS  Y9, Y2, Y0
+	VFNMADD231PS Y10, Y3, Y0
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4ka2loop
+
+q4ka2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q6_K block: ql[128] @0, qh[64] @128, int8 scales[16] @192, fp16 d @208 (210 bytes).
+// q = ql nibble | 2 qh bits << 4, in 0..63; the -32 offset is taken as 32*sum_j sc_j*bsum_j.
+
+// func dotQ6_KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x30303030, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	TESTQ        CX, CX
+	JZ           q6ka2done
+
+q6ka2loop:
+	VPXOR Y2, Y2, Y2
+
+	VMOVDQU     0(SI), Y3
+	VMOVDQU     32(SI), Y4
+	VMOVDQU     128(SI), Y5
+	VPSRLW      $4, Y3, Y6
+	VPSRLW      $4, Y4, Y7
+	VPAND       Y11, Y3, Y3
+	VPAND       Y11, Y4, Y4
+	VPAND       Y11, Y6, Y6
+	VPAND       Y11, Y7, Y7
+	VPSLLW      $4, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y3, Y3
+	VPSLLW      $2, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y4, Y4
+	VPAND       Y12, Y5, Y8
+	VPOR        Y8, Y6, Y6
+	VPSRLW      $2, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y7, Y7
+	VPMADDUBSW  4(DI), Y3, Y3
+	VPMADDUBSW  36(DI), Y4, Y4
+	VPMADDUBSW  68(DI), Y6, Y6
+	VPMADDUBSW  100(DI), Y7, Y7
+	VPMOVSXBW   192(SI), X9
+	VINSERTI128 $1, X9, Y9, Y9
+	VPSHUFB     q6kShuf<>+0(SB), Y9, Y10
+	VPMADDWD    Y10, Y3, Y3
+	VPSHUFB     q6kShuf<>+32(SB), Y9, Y10
+	VPMADDWD    Y10, Y4, Y4
+	VPSHUFB     q6kShuf<>+64(SB), Y9, Y10
+	VPMADDWD    Y10, Y6, Y6
+	VPSHUFB     q6kShuf<>+96(SB), Y9, Y10
+	VPMADDWD    Y10, Y7, Y7
+	VPADDD      Y3, Y2, Y2
+	VPADDD      Y4, Y2, Y2
+	VPADDD      Y6, Y2, Y2
+	VPADDD      Y7, Y2, Y2
+
+	VMOVDQU     64(SI), Y3
+	VMOVDQU     96(SI), Y4
+	VMOVDQU     160(SI), Y5
+	VPSRLW      $4, Y3, Y6
+	VPSRLW      $4, Y4, Y7
+	VPAND       Y11, Y3, Y3
+	VPAND       Y11, Y4, Y4
+	VPAND       Y11, Y6, Y6
+	VPAND       Y11, Y7, Y7
+	VPSLLW      $4, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y3, Y3
+	VPSLLW      $2, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y4, Y4
+	VPAND       Y12, Y5, Y8
+	VPOR        Y8, Y6, Y6
+	VPSRLW      $2, Y5, Y8
+	VPAND       Y12, Y8, Y8
+	VPOR        Y8, Y7, Y7
+	VPMADDUBSW  132(DI), Y3, Y3
+	VPMADDUBSW  164(DI), Y4, Y4
+	VPMADDUBSW  196(DI), Y6, Y6
+	VPMADDUBSW  228(DI), Y7, Y7
+	VPMOVSXBW   200(SI), X9
+	VINSERTI128 $1, X9, Y9, Y9
+	VPSHUFB     q6kShuf<>+0(SB), Y9, Y10
+	VPMADDWD    Y10, Y3, Y3
+	VPSHUFB     q6kShuf<>+32(SB), Y9, Y10
+	VPMADDWD    Y10, Y4, Y4
+	VPSHUFB     q6kShuf<>+64(SB), Y9, Y10
+	VPMADDWD    Y10, Y6, Y6
+	VPSHUFB     q6kShuf<>+96(SB), Y9, Y10
+	VPMADDWD    Y10, Y7, Y7
+	VPADDD      Y3, Y2, Y2
+	VPADDD      Y4, Y2, Y2
+	VPADDD      Y6, Y2, Y2
+	VPADDD      Y7, Y2, Y2
+
+	VPMOVSXBW 192(SI), Y9
+	VPMADDWD  260(DI), Y9, Y9
+	VPSLLD    $5, Y9, Y9
+	VPSUBD    Y9, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (DI), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS  Y8, Y2, Y0
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6ka2loop
+
+q6ka2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

@@ -1,0 +1,134 @@
+package quant
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"unsafe"
+)
+
+// Benchmarks of the SIMD kernels against the reference. Each streams a weight matrix of
+// rows of n = 4096 elements, 64 MiB in all (more than L2+L3), against one activation row, so
+// the GB/s figure (weight bytes per second) is memory-bound and honest. Compare with
+// BenchmarkSIMDMemBandwidth.
+
+const (
+	simdBenchN     = 4096
+	simdBenchBytes = 64 << 20
+)
+
+// simdBenchMatrix returns a weight matrix of ~64 MiB of type t (a few distinct quantized
+// rows, repeated), its row size, and one activation row.
+func simdBenchMatrix(b *testing.B, t Type) (w []byte, rowBytes int, a []byte) {
+	r := rand.New(rand.NewPCG(1, uint64(t)))
+	n := simdBenchN
+	rb, err := t.RowBytes(int64(n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rowBytes = int(rb)
+	rows := simdBenchBytes / rowBytes
+	w = make([]byte, rows*rowBytes)
+	for i := 0; i < 8 && i < rows; i++ {
+		if err := QuantizeRow(t, simdRandomFloats(r, n, false), w[i*rowBytes:(i+1)*rowBytes]); err != nil {
+			b.Skip(err)
+		}
+	}
+	for i := 8; i < rows; i++ {
+		copy(w[i*rowBytes:(i+1)*rowBytes], w[(i%8)*rowBytes:])
+	}
+	a = make([]byte, ActivationBytes(t, n))
+	if err := QuantizeActivations(t, simdRandomFloats(r, n, false), a); err != nil {
+		b.Skip(err)
+	}
+	return w, rowBytes, a
+}
+
+func simdBenchTypes() []Type {
+	var ts []Type
+	for t := range dotKernels {
+		if f := formats[t]; f != nil && f.dot != nil {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts
+}
+
+func simdBenchDot(b *testing.B, t Type, f func(w, a []byte, n int) float32) {
+	w, rowBytes, a := simdBenchMatrix(b, t)
+	rows := len(w) / rowBytes
+	b.SetBytes(int64(rowBytes))
+	b.ResetTimer()
+	var s float32
+	for i := 0; i < b.N; i++ {
+		row := i % rows
+		s += f(w[row*rowBytes:(row+1)*rowBytes], a, simdBenchN)
+	}
+	simdSink = s
+}
+
+var simdSink float32
+
+// BenchmarkDotFast runs the best registered kernel of each type.
+func BenchmarkDotFast(b *testing.B) {
+	for _, t := range simdBenchTypes() {
+		b.Run(t.String(), func(b *testing.B) { simdBenchDot(b, t, dotKernels[t]) })
+	}
+}
+
+// BenchmarkDotFastAVX2 runs the AVX2 kernels (on an AVX-512 machine too).
+func BenchmarkDotFastAVX2(b *testing.B) {
+	defer setSIMDLevel(simdMaxLevel)
+	if setSIMDLevel(simdAVX2) != simdAVX2 {
+		b.Skip("no AVX2")
+	}
+	for _, t := range simdBenchTypes() {
+		b.Run(t.String(), func(b *testing.B) { simdBenchDot(b, t, dotKernels[t]) })
+	}
+}
+
+// BenchmarkDotRef runs the plain-Go reference on the same data.
+func BenchmarkDotRef(b *testing.B) {
+	for _, t := range simdBenchTypes() {
+		b.Run(t.String(), func(b *testing.B) { simdBenchDot(b, t, formats[t].dot) })
+	}
+}
+
+// BenchmarkSIMDMemBandwidth measures this machine's memory bandwidth on 256 MiB: "copy"
+// counts bytes read + written by copy (runtime memmove), "sum" the bytes read by a plain
+// Go 8-accumulator uint64 sum.
+func BenchmarkSIMDMemBandwidth(b *testing.B) {
+	const size = 256 << 20
+	src := make([]byte, size)
+	dst := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(2 * size)
+		for i := 0; i < b.N; i++ {
+			copy(dst, src)
+		}
+	})
+	b.Run("sum", func(b *testing.B) {
+		u := unsafe.Slice((*uint64)(unsafe.Pointer(&src[0])), size/8)
+		b.SetBytes(size)
+		var t uint64
+		for i := 0; i < b.N; i++ {
+			var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+			for j := 0; j+8 <= len(u); j += 8 {
+				s0 += u[j]
+				s1 += u[j+1]
+				s2 += u[j+2]
+				s3 += u[j+3]
+				s4 += u[j+4]
+				s5 += u[j+5]
+				s6 += u[j+6]
+				s7 += u[j+7]
+			}
+			t += s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+		}
+		simdSink = float32(t)
+	})
+}

@@ -1,0 +1,255 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// simdLevels returns the SIMD levels this CPU can run, lowest first (excluding none).
+func simdLevels() []int {
+	var ls []int
+	for l := simdAVX2; l <= simdMaxLevel; l++ {
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+var simdLevelNames = map[int]string{simdNone: "none", simdAVX2: "AVX2", simdAVX512: "AVX512"}
+
+// simdHalfFields lists, per weight or activation type, the byte offsets inside a block of
+// its fp16 scale fields, which random test blocks overwrite with finite values.
+var simdHalfFields = map[Type][]int{
+	Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0}, Q8_1: {0, 2},
+	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+	IQ4_NL: {0}, IQ4_XS: {0}, Q2_0: {0},
+}
+
+// simdHalf returns a random finite fp16 scale, sometimes extreme (±65504, tiny, zero).
+func simdHalf(r *rand.Rand) uint16 {
+	switch r.IntN(16) {
+	case 0:
+		return 0x7bff // 65504
+	case 1:
+		return 0xfbff // -65504
+	case 2:
+		return 0x0001 // smallest subnormal
+	case 3:
+		return 0
+	}
+	return FP32ToFP16(float32(r.NormFloat64() * 0.05))
+}
+
+// simdRandomFloats returns n normal floats with a few large outliers.
+func simdRandomFloats(r *rand.Rand, n int, outliers bool) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		if outliers && r.IntN(64) == 0 {
+			x[i] *= 1000
+		}
+	}
+	return x
+}
+
+// simdRawBlocks returns nb random blocks of type t: random bytes (every int8/nibble value,
+// -128 included) with finite scale fields.
+func simdRawBlocks(r *rand.Rand, t Type, nb int) []byte {
+	bs := t.TypeSize()
+	b := make([]byte, nb*bs)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	for k := 0; k < nb; k++ {
+		blk := b[k*bs : (k+1)*bs]
+		for _, off := range simdHalfFields[t] {
+			binary.LittleEndian.PutUint16(blk[off:], simdHalf(r))
+		}
+		// Activations never hold -128: QuantizeActivations' range is ±127.
+		qs := map[Type][2]int{Q8_0: {2, 34}, Q8_1: {4, 36}, Q8_K: {4, 260}}[t]
+		if t == Q8_K {
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(r.NormFloat64()*0.01)))
+		}
+		for i := qs[0]; i < qs[1]; i++ {
+			if blk[i] == 0x80 {
+				blk[i] = 0x81
+			}
+		}
+		if t == Q8_1 { // s = d*sum(qs), as QuantizeActivations writes it
+			var sum int
+			for _, q := range blk[4:36] {
+				sum += int(int8(q))
+			}
+			binary.LittleEndian.PutUint16(blk[2:], FP32ToFP16(FP16ToFP32(binary.LittleEndian.Uint16(blk))*float32(sum)))
+		}
+		if t == Q8_K { // bsums are sums of 16 quants, as QuantizeActivations writes them
+			for j := 0; j < 16; j++ {
+				var s int16
+				for _, q := range blk[4+16*j : 4+16*(j+1)] {
+					s += int16(int8(q))
+				}
+				binary.LittleEndian.PutUint16(blk[260+2*j:], uint16(s))
+			}
+		}
+	}
+	return b
+}
+
+// simdActValues decodes an activation row into floats for the error bound.
+func simdActValues(t Type, a []byte, n int) []float64 {
+	v := make([]float64, n)
+	switch t {
+	case F32:
+		for i := range v {
+			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:])))
+		}
+	case F16:
+		for i := range v {
+			v[i] = float64(FP16ToFP32(binary.LittleEndian.Uint16(a[2*i:])))
+		}
+	case BF16:
+		for i := range v {
+			v[i] = float64(BF16ToFP32(binary.LittleEndian.Uint16(a[2*i:])))
+		}
+	case Q8_0, Q8_1:
+		bs, off := 34, 2
+		if t == Q8_1 {
+			bs, off = 36, 4
+		}
+		for i := range v {
+			blk := a[i/32*bs:]
+			v[i] = float64(FP16ToFP32(binary.LittleEndian.Uint16(blk))) * float64(int8(blk[off+i%32]))
+		}
+	case Q8_K:
+		for i := range v {
+			blk := a[i/256*292:]
+			d := math.Float32frombits(binary.LittleEndian.Uint32(blk))
+			v[i] = float64(d) * float64(int8(blk[4+i%256]))
+		}
+	}
+	return v
+}
+
+// simdMinField is the byte offset in a block of the fp16 min/offset field of the types whose
+// weight is d*scale*q - dmin*m (or d*q + m).
+var simdMinField = map[Type]int{Q4_1: 2, Q5_1: 2, Q2_K: 82, Q4_K: 2, Q5_K: 2}
+
+// simdBound is 1e-5·Σ|terms| (+ a tiny absolute term), the tolerance of a bounded kernel. The
+// terms are w_i·a_i; for types with a min, w_i = x+y is counted as |x|+|y| ≤ |x+y|+|x-y|,
+// with x-y dequantized from a copy whose min field is negated, so that cancellation between
+// the scale and the min parts cannot shrink the bound below the kernels' rounding.
+func simdBound(t Type, w, a []byte, n int) float64 {
+	av := simdActValues(VecDotType(t), a, n)
+	var s float64
+	add := func(w []byte) {
+		wf := make([]float32, n)
+		if err := DequantizeRow(t, w, wf); err != nil {
+			s = math.Inf(1)
+			return
+		}
+		for i := range wf {
+			s += math.Abs(float64(wf[i]) * av[i])
+		}
+	}
+	add(w)
+	if off, ok := simdMinField[t]; ok {
+		w2 := append([]byte(nil), w...)
+		for b := 0; b < len(w2); b += t.TypeSize() {
+			w2[b+off+1] ^= 0x80
+		}
+		add(w2)
+	}
+	return 1e-5*s + 1e-30
+}
+
+// simdLengths is the row lengths tested for type t: one block, odd block counts, a model row.
+func simdLengths(t Type) []int {
+	bs := t.BlockSize()
+	if bs == 1 {
+		return []int{1, 7, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1000, 4096, 4096 + 13}
+	}
+	var ns []int
+	for _, nb := range []int{1, 2, 3, 5, 7, 8, 9, 16, 17} {
+		ns = append(ns, nb*bs)
+	}
+	return append(ns, 4096/bs*bs)
+}
+
+func TestSIMDDot(t *testing.T) {
+	if simdMaxLevel == simdNone {
+		t.Skip("no SIMD level on this CPU")
+	}
+	defer setSIMDLevel(simdMaxLevel)
+	for _, level := range simdLevels() {
+		setSIMDLevel(level)
+		for typ, kern := range dotKernels {
+			t.Run(simdLevelNames[level]+"/"+typ.String(), func(t *testing.T) {
+				if f := formats[typ]; f == nil || f.dot == nil {
+					t.Skip("no reference dot product yet")
+				}
+				simdCheckKernel(t, typ, kern)
+			})
+		}
+	}
+}
+
+func simdCheckKernel(t *testing.T, typ Type, kern func(w, a []byte, n int) float32) {
+	r := rand.New(rand.NewPCG(uint64(typ), 42))
+	vt := VecDotType(typ)
+	for _, n := range simdLengths(typ) {
+		for trial := 0; trial < 12; trial++ {
+			nb := n / typ.BlockSize()
+			var w, a []byte
+			// Weights: quantized floats, or raw random blocks (every bit pattern).
+			if trial%2 == 0 || typ.BlockSize() == 1 {
+				w = make([]byte, nb*typ.TypeSize())
+				if err := QuantizeRow(typ, simdRandomFloats(r, n, trial%4 == 2), w); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				w = simdRawBlocks(r, typ, nb)
+			}
+			// Activations: quantized floats, or raw blocks for the quantized activation types.
+			if trial%3 != 2 || vt.BlockSize() == 1 {
+				a = make([]byte, ActivationBytes(typ, n))
+				if err := QuantizeActivations(typ, simdRandomFloats(r, n, trial%3 == 1), a); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				a = simdRawBlocks(r, vt, n/vt.BlockSize())
+			}
+			ref := DotRef(typ, w, a, n)
+			got := kern(w, a, n)
+			if again := kern(w, a, n); math.Float32bits(again) != math.Float32bits(got) {
+				t.Fatalf("n=%d trial %d: not deterministic: %g then %g", n, trial, got, again)
+			}
+			bound := simdBound(typ, w, a, n)
+			if diff := math.Abs(float64(got) - float64(ref)); !(diff <= bound) {
+				t.Fatalf("n=%d trial %d: fast %g, ref %g, |diff| %g > bound %g", n, trial, got, ref, diff, bound)
+			}
+		}
+	}
+}
+
+// TestSIMDDispatch checks that Dot uses the kernels (same bits as calling them directly).
+func TestSIMDDispatch(t *testing.T) {
+	for typ, kern := range dotKernels {
+		if f := formats[typ]; f == nil || f.dot == nil {
+			continue
+		}
+		n := 4096 / typ.BlockSize() * typ.BlockSize()
+		r := rand.New(rand.NewPCG(7, uint64(typ)))
+		w := make([]byte, n/typ.BlockSize()*typ.TypeSize())
+		a := make([]byte, ActivationBytes(typ, n))
+		if err := QuantizeRow(typ, simdRandomFloats(r, n, false), w); err != nil {
+			t.Fatal(err)
+		}
+		if err := QuantizeActivations(typ, simdRandomFloats(r, n, false), a); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := Dot(typ, w, a, n), kern(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("%s: Dot %g, kernel %g", typ, got, want)
+		}
+	}
+}
