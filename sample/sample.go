@@ -385,12 +385,20 @@ func (s *Sampler) greedy(logits []float32, pen bool) int32 {
 			}
 		}
 	}
-	for i, v := range logits {
-		if v > bv || (v == bv && v > negInf && int32(i) < best) {
-			if pen && s.counts[i] > 0 {
-				continue
+	b := bitsOf(logits)
+	g := newGate(bv)
+	for i, n := 0, len(logits); i < n; {
+		i = g.advance(b, i)
+		end := min(i+chunk, n)
+		for ; i < end; i++ {
+			v := logits[i]
+			if v > bv || (v == bv && v > negInf && int32(i) < best) {
+				if pen && s.counts[i] > 0 {
+					continue
+				}
+				best, bv = int32(i), v
+				g = newGate(bv)
 			}
-			best, bv = int32(i), v
 		}
 	}
 	s.last = s.cand[:0]
@@ -471,19 +479,26 @@ func (s *Sampler) topK(buf []Candidate, logits []float32, k int, pen bool) []Can
 	}
 	if len(h) == k && i < len(logits) {
 		thr, rootID := h[0].Logit, h[0].ID
-		rest := logits[i:]
-		for j, v := range rest {
-			// hot loop: one compare per element; NaN fails it.
-			if !(v >= thr) {
-				continue
+		g := newGate(thr)
+		b := bitsOf(logits)
+		for n := len(logits); i < n; {
+			// hot path: skip chunks that hold nothing that beats the k-th best.
+			i = g.advance(b, i)
+			end := min(i+chunk, n)
+			for ; i < end; i++ {
+				v := logits[i]
+				if !(v >= thr) { // NaN fails too
+					continue
+				}
+				id := int32(i)
+				if (v == thr && id > rootID) || (pen && s.counts[id] > 0) {
+					continue
+				}
+				h[0] = Candidate{ID: id, Logit: v}
+				siftDown(h, 0)
+				thr, rootID = h[0].Logit, h[0].ID
+				g = newGate(thr)
 			}
-			id := int32(i + j)
-			if (v == thr && id > rootID) || (pen && s.counts[id] > 0) {
-				continue
-			}
-			h[0] = Candidate{ID: id, Logit: v}
-			siftDown(h, 0)
-			thr, rootID = h[0].Logit, h[0].ID
 		}
 	}
 	slices.SortFunc(h, cmpCand)

@@ -711,3 +711,100 @@ func BenchmarkLogprobs(b *testing.B) {
 		s.Logprobs(l, 7, 5)
 	}
 }
+
+// TestScanGateAdversarial checks the bit-pattern chunk filter of the
+// top-k and greedy scans against a full sort on inputs built to break it:
+// negative and zero thresholds, ±0, NaNs of both signs, ±Inf, denormals,
+// and lengths that are not multiples of the chunk size.
+func TestScanGateAdversarial(t *testing.T) {
+	vals := []float32{
+		float32(math.Inf(-1)), float32(math.Inf(1)),
+		math.Float32frombits(0x7fc00000), math.Float32frombits(0xffc00000), // ±NaN
+		math.Float32frombits(0x7f800001), math.Float32frombits(0xff800001), // signalling NaNs
+		0, float32(math.Copysign(0, -1)),
+		math.Float32frombits(1), math.Float32frombits(0x80000001), // ±smallest denormal
+		-3, -1, -0.5, 0.5, 1, 3, math.MaxFloat32, -math.MaxFloat32,
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 3000 {
+		n := 1 + r.IntN(100)
+		l := make([]float32, n)
+		shift := float32(r.NormFloat64() * 5)
+		for i := range l {
+			if r.IntN(3) == 0 {
+				l[i] = vals[r.IntN(len(vals))]
+			} else {
+				l[i] = float32(math.Round(r.NormFloat64()*2)) + shift
+			}
+		}
+		type tl struct {
+			id int32
+			v  float32
+		}
+		var ref []tl
+		for i, v := range l {
+			if v > float32(math.Inf(-1)) {
+				ref = append(ref, tl{int32(i), v})
+			}
+		}
+		sort.Slice(ref, func(a, b int) bool {
+			return ref[a].v > ref[b].v || (ref[a].v == ref[b].v && ref[a].id < ref[b].id)
+		})
+		k := 1 + r.IntN(n)
+		s := New(off(), n)
+		got := s.topK(make([]Candidate, 0, k), l, k, false)
+		want := ref[:min(k, len(ref))]
+		if len(got) != len(want) {
+			t.Fatalf("trial %d k=%d: %d candidates, want %d\n%v", trial, k, len(got), len(want), l)
+		}
+		for i := range want {
+			if got[i].ID != want[i].id {
+				t.Fatalf("trial %d k=%d: got %v\nwant %v\nlogits %v", trial, k, got, want, l)
+			}
+		}
+		gp := off()
+		gp.Temp = 0
+		wantG := int32(-1)
+		if len(ref) > 0 {
+			wantG = ref[0].id
+		}
+		if g := New(gp, n).Sample(l); g != wantG {
+			t.Fatalf("trial %d: greedy %d, want %d\nlogits %v", trial, g, wantG, l)
+		}
+	}
+}
+
+// TestPenalizedTieAtThreshold: a penalized token with a high id that ties
+// raw tokens of lower ids exactly must lose the tie, in both the greedy
+// and the top-k scans, whatever the sign of the tied value (this exercises
+// the equality edge of the chunk filter).
+func TestPenalizedTieAtThreshold(t *testing.T) {
+	const n = 48
+	for _, v := range []float32{-1, 0, 1} {
+		l := make([]float32, n)
+		for i := range l {
+			l[i] = v - 5 // below everything
+		}
+		l[20] = v      // raw token in the second chunk
+		l[n-1] = v + 1 // penalized to v by the presence penalty
+		p := off()
+		p.PresencePenalty = 1
+		for _, topK := range []int{1, 2} {
+			p.TopK = topK
+			p.Temp = 1
+			s := New(p, n)
+			s.Accept(n - 1)
+			s.Sample(l)
+			want := []int32{20, n - 1}[:topK]
+			if got := ids(s.Candidates()); !slices.Equal(got, want) {
+				t.Errorf("v=%v top_k=%d: %v, want %v", v, topK, got, want)
+			}
+		}
+		p.Temp = 0
+		s := New(p, n)
+		s.Accept(n - 1)
+		if got := s.Sample(l); got != 20 {
+			t.Errorf("v=%v greedy: %d, want 20", v, got)
+		}
+	}
+}
