@@ -54,6 +54,29 @@
 // Allocation: New preallocates every buffer; Sample and Accept do not
 // allocate (except Accept with PenaltyLastN < 0, whose window is
 // unbounded and grows). A Sampler is not safe for concurrent use.
+//
+// Cost: top-k and greedy scan the vocabulary once, rejecting 16 logits at a
+// time by comparing their IEEE-754 bit patterns as integers against the
+// current threshold (see scan.go); only the surviving <= k candidates are
+// sorted and exponentiated. With TopK <= 0 the whole vocabulary is
+// exponentiated (top-p normalizer) and the min-p survivors sorted, which is
+// ~40x slower. Logprobs costs one exp per vocabulary entry.
+//
+// # Differences from llama.cpp
+//
+//   - Ties are broken by lower token id everywhere (llama.cpp's partial
+//     sort leaves their order unspecified).
+//   - Top-p's softmax and cumulative sum use float64 (llama.cpp: float32),
+//     so the kept set can differ only when the cumulative mass lies within
+//     float32 rounding of TopP.
+//   - The generator is PCG, not mt19937: the same seed gives a different
+//     sequence than llama.cpp. A single-candidate draw still consumes one
+//     number (llama.cpp's dist skips it).
+//   - PenaltyLastN < 0 means the whole history (llama.cpp: context size).
+//   - NaN / +Inf handling is defined (see above); llama.cpp's is not.
+//   - Not implemented: DRY, top-n-sigma, typical-p, XTC, dynamic
+//     temperature, mirostat, logit bias, grammar constraints (all off in
+//     llama.cpp's defaults).
 package sample
 
 import (
