@@ -67,6 +67,10 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX2(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX2Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q4_0] = func(w, a []byte, n int) float32 { return dotQ4_0AVX2(&w[0], &a[0], n/32) }
+		m[Q5_0] = func(w, a []byte, n int) float32 { return dotQ5_0AVX2(&w[0], &a[0], n/32) }
+		m[Q4_1] = func(w, a []byte, n int) float32 { return dotQ4_1AVX2(&w[0], &a[0], n/32) }
+		m[Q5_1] = func(w, a []byte, n int) float32 { return dotQ5_1AVX2(&w[0], &a[0], n/32) }
 		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[F16] = dotF16AVX2Go
 		m[BF16] = dotBF16AVX2Go
@@ -74,6 +78,10 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX512(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX512Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q4_0] = func(w, a []byte, n int) float32 { return dotQ4_0AVX2(&w[0], &a[0], n/32) }
+		m[Q5_0] = func(w, a []byte, n int) float32 { return dotQ5_0AVX2(&w[0], &a[0], n/32) }
+		m[Q4_1] = func(w, a []byte, n int) float32 { return dotQ4_1AVX2(&w[0], &a[0], n/32) }
+		m[Q5_1] = func(w, a []byte, n int) float32 { return dotQ5_1AVX2(&w[0], &a[0], n/32) }
 		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[F16] = dotF16AVX512Go
 		m[BF16] = dotBF16AVX512Go
@@ -189,3 +197,15 @@ func dotQ4_KAVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func dotQ6_KAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ4_0AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ5_0AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ4_1AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ5_1AVX2(w, a *byte, nb int) float32

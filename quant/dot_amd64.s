@@ -677,3 +677,202 @@ q6ka2done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// ---------------------------------------------------------------------------
+// Legacy 32-element blocks x Q8_0 / Q8_1. The nibbles (plus the fifth bit for Q5) are kept
+// unsigned; the -8/-16 offset is subtracted as VPMADDUBSW(offset, a) in int16 (no
+// saturation: |15*128*2| + |8*128*2| and |31*128*2| + |16*128*2| < 32768): exact for every
+// int8 activation.
+
+// bits5Shuf<> sends byte e/8 of a broadcast dword to byte e; bits5Mask<> has bit e%8 clear.
+DATA bits5Shuf<>+0(SB)/8, $0x0000000000000000
+DATA bits5Shuf<>+8(SB)/8, $0x0101010101010101
+DATA bits5Shuf<>+16(SB)/8, $0x0202020202020202
+DATA bits5Shuf<>+24(SB)/8, $0x0303030303030303
+GLOBL bits5Shuf<>(SB), RODATA|NOPTR, $32
+DATA bits5Mask<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bits5Mask<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bits5Mask<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bits5Mask<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL bits5Mask<>(SB), RODATA|NOPTR, $32
+
+// LOADQ4 leaves in Y1 the 32 nibbles of 16 bytes at off(SI): low nibbles (elements 0..15)
+// in the low lane, high nibbles (16..31) in the high lane. Needs Y11 = 0x0f bytes.
+#define LOADQ4(off) \
+	VMOVDQU     off(SI), X1 \
+	VPSRLW      $4, X1, X2 \
+	VINSERTI128 $1, X2, Y1, Y1 \
+	VPAND       Y11, Y1, Y1
+
+// BITS5 ORs 0x10 into byte e of Y1 where bit e of the dword at off(SI) is set.
+// Needs Y8 = bits5Shuf, Y7 = bits5Mask, Y6 = all ones, Y5 = 0x10 bytes. Clobbers AX, Y12.
+#define BITS5(off) \
+	MOVL         off(SI), AX \
+	VMOVD        AX, X12 \
+	VPBROADCASTD X12, Y12 \
+	VPSHUFB      Y8, Y12, Y12 \
+	VPOR         Y7, Y12, Y12 \
+	VPCMPEQB     Y6, Y12, Y12 \
+	VPAND        Y5, Y12, Y12 \
+	VPOR         Y12, Y1, Y1
+
+// DOTOFF leaves in Y2 the 8 int32 partial sums of (Y1 - Y9) . a[aoff], Y9 the offset bytes.
+// Needs Y10 = int16 ones. Clobbers Y3.
+#define DOTOFF(aoff) \
+	VPMADDUBSW aoff(DI), Y1, Y2 \
+	VPMADDUBSW aoff(DI), Y9, Y3 \
+	VPSUBW     Y3, Y2, Y2 \
+	VPMADDWD   Y10, Y2, Y2
+
+#define BYTECONST(v, x, y) \
+	MOVL         v, AX \
+	VMOVD        AX, x \
+	VPBROADCASTD x, y
+
+#define LEGACYCONSTS \
+	BYTECONST($0x0f0f0f0f, X11, Y11) \
+	BYTECONST($0x00010001, X10, Y10) \
+	BYTECONST($0x10101010, X5, Y5) \
+	VMOVDQU  bits5Shuf<>(SB), Y8 \
+	VMOVDQU  bits5Mask<>(SB), Y7 \
+	VPCMPEQB Y6, Y6, Y6
+
+// func dotQ4_0AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
+	LEGACYCONSTS
+	BYTECONST($0x08080808, X9, Y9)
+	TESTQ  CX, CX
+	JZ     dotQ4_0AVX2done
+
+dotQ4_0AVX2loop:
+	LOADQ4(2)
+	DOTOFF(2)
+	VCVTDQ2PS Y2, Y2
+	SCALE2((SI), (DI), Y4)
+	VFMADD231PS Y4, Y2, Y0
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  dotQ4_0AVX2loop
+
+dotQ4_0AVX2done:
+	REDUCE8
+	VADDSS X13, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotQ5_0AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ5_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
+	LEGACYCONSTS
+	BYTECONST($0x10101010, X9, Y9)
+	TESTQ  CX, CX
+	JZ     dotQ5_0AVX2done
+
+dotQ5_0AVX2loop:
+	LOADQ4(6)
+	BITS5(2)
+	DOTOFF(2)
+	VCVTDQ2PS Y2, Y2
+	SCALE2((SI), (DI), Y4)
+	VFMADD231PS Y4, Y2, Y0
+	ADDQ $22, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  dotQ5_0AVX2loop
+
+dotQ5_0AVX2done:
+	REDUCE8
+	VADDSS X13, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotQ4_1AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4_1AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
+	LEGACYCONSTS
+	TESTQ  CX, CX
+	JZ     dotQ4_1AVX2done
+
+dotQ4_1AVX2loop:
+	LOADQ4(4)
+	VPMADDUBSW 4(DI), Y1, Y2
+	VPMADDWD Y10, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	MOVL         (SI), AX
+	VMOVD        AX, X14
+	MOVL         (DI), DX
+	VMOVD        DX, X15
+	VCVTPH2PS    X14, X14
+	VCVTPH2PS    X15, X15
+	VMULPS       X15, X14, X14
+	VBROADCASTSS X14, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VMOVSHDUP    X14, X15
+	VADDSS       X15, X13, X13
+	ADDQ $20, SI
+	ADDQ $36, DI
+	DECQ CX
+	JNZ  dotQ4_1AVX2loop
+
+dotQ4_1AVX2done:
+	REDUCE8
+	VADDSS X13, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotQ5_1AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ5_1AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
+	LEGACYCONSTS
+	TESTQ  CX, CX
+	JZ     dotQ5_1AVX2done
+
+dotQ5_1AVX2loop:
+	LOADQ4(8)
+	BITS5(4)
+	VPMADDUBSW 4(DI), Y1, Y2
+	VPMADDWD Y10, Y2, Y2
+	VCVTDQ2PS Y2, Y2
+	MOVL         (SI), AX
+	VMOVD        AX, X14
+	MOVL         (DI), DX
+	VMOVD        DX, X15
+	VCVTPH2PS    X14, X14
+	VCVTPH2PS    X15, X15
+	VMULPS       X15, X14, X14
+	VBROADCASTSS X14, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VMOVSHDUP    X14, X15
+	VADDSS       X15, X13, X13
+	ADDQ $24, SI
+	ADDQ $36, DI
+	DECQ CX
+	JNZ  dotQ5_1AVX2loop
+
+dotQ5_1AVX2done:
+	REDUCE8
+	VADDSS X13, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
