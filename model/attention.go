@@ -1,0 +1,180 @@
+package model
+
+import (
+	"math"
+
+	"github.com/regolith/regolith/quant"
+)
+
+// Attention follows llama.cpp's CPU flash-attention kernels over an F16 KV cache, because
+// their rounding is visible in the logits:
+//   - a chunk of at least faTileQ query rows takes the tiled path: F32 queries, keys and
+//     values widened from F16, F32 accumulation (numerically an exact softmax in F32);
+//   - fewer rows take the per-row path: the query is rounded to F16 and the weighted value
+//     sum accumulates in F16, rounded after every key;
+//   - a single query row over at least faSplitKV cache cells is split into faSplits chunks
+//     of cells, each accumulated as above, then combined in F32 (the fixtures were made
+//     with 2 threads, and llama.cpp splits by its thread count).
+//
+// The cache length the kernels see is llama.cpp's n_kv: positions used, padded to 256.
+const (
+	faTileQ   = 64
+	faSplitKV = 512
+	faSplits  = 2
+	kvPad     = 256
+)
+
+// attnScratch is one worker's buffers for one query row.
+type attnScratch struct {
+	q16    []uint16
+	acc16  []uint16
+	acc32  []float32
+	part   []float32
+	scores []float32
+}
+
+func newAttnScratch(headDim, ctx int) *attnScratch {
+	return &attnScratch{
+		q16:    make([]uint16, headDim),
+		acc16:  make([]uint16, headDim),
+		acc32:  make([]float32, headDim),
+		part:   make([]float32, headDim),
+		scores: make([]float32, ctx),
+	}
+}
+
+// dotF16 is ggml_vec_dot_f16: products of halves summed in float.
+func dotF16(a, b []uint16) float32 {
+	var s float64
+	for i := range a {
+		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
+	}
+	return float32(s)
+}
+
+// attendF32 is the tiled path: out = softmax(scale·q·K) V over cells [0, n), in F32.
+func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale float32, sc *attnScratch) {
+	m := float32(math.Inf(-1))
+	scores := sc.scores[:n]
+	for j := 0; j < n; j++ {
+		k := keys(j)
+		var s float32
+		for i, kv := range k {
+			s += q[i] * quant.FP16ToFP32(kv)
+		}
+		s *= scale
+		scores[j] = s
+		m = max(m, s)
+	}
+	for i := range out {
+		out[i] = 0
+	}
+	var sum float64
+	for j := 0; j < n; j++ {
+		p := expf(scores[j] - m)
+		sum += float64(p)
+		v := vals(j)
+		for i := range out {
+			out[i] += p * quant.FP16ToFP32(v[i])
+		}
+	}
+	inv := float32(1 / sum)
+	for i := range out {
+		out[i] *= inv
+	}
+}
+
+// attendF16 is ggml's per-row flash-attention over cells [lo, hi): online softmax with an
+// F16 accumulator. It returns the running max M and sum S and leaves the unnormalized
+// accumulator, widened to F32, in acc.
+func attendF16(acc []float32, q16 []uint16, keys, vals func(j int) []uint16, lo, hi int, scale float32, sc *attnScratch) (M, S float32) {
+	M = float32(math.Inf(-1))
+	a16 := sc.acc16
+	for i := range a16 {
+		a16[i] = 0
+	}
+	for j := lo; j < hi; j++ {
+		s := dotF16(keys(j), q16) * scale
+		ms, vs := float32(1), float32(1)
+		if s > M {
+			ms = expf(M - s)
+			M = s
+			for i, h := range a16 {
+				a16[i] = quant.FP32ToFP16(float32(quant.FP16ToFP32(h) * ms))
+			}
+		} else {
+			vs = expf(s - M)
+		}
+		madF16(a16, vals(j), vs)
+		S = S*ms + vs
+	}
+	for i, h := range a16 {
+		acc[i] = quant.FP16ToFP32(h)
+	}
+	return M, S
+}
+
+// attendRow computes one query row's attention over cells [0, n) (the causal limit; the
+// padded cache length nKV decides the split) choosing the kernel as llama.cpp does.
+func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkRows int, scale float32, sc *attnScratch) {
+	if chunkRows >= faTileQ {
+		attendF32(out, q, keys, vals, n, scale, sc)
+		return
+	}
+	toF16(sc.q16, q)
+	if chunkRows == 1 && nKV >= faSplitKV {
+		size := (nKV + faSplits - 1) / faSplits
+		Mf, Sf := float32(math.Inf(-1)), float32(0)
+		for i := range out {
+			out[i] = 0
+		}
+		for c := 0; c < faSplits; c++ {
+			lo, hi := c*size, min((c+1)*size, n)
+			if lo >= hi {
+				continue
+			}
+			M, S := attendF16(sc.part, sc.q16, keys, vals, lo, hi, scale, sc)
+			if S == 0 {
+				continue
+			}
+			Mn := max(Mf, M)
+			so, sn := expf(Mf-Mn), expf(M-Mn)
+			for i := range out {
+				out[i] = out[i]*so + sc.part[i]*sn
+			}
+			Sf = Sf*so + S*sn
+			Mf = Mn
+		}
+		if Sf != 0 {
+			inv := 1 / Sf
+			for i := range out {
+				out[i] *= inv
+			}
+		}
+		return
+	}
+	_, S := attendF16(out, sc.q16, keys, vals, 0, n, scale, sc)
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	for i := range out {
+		out[i] *= inv
+	}
+}
+
+// f16Step is GGML_F16_STEP on AVX-512: ggml's F16 vector loops run in steps of 64 halves
+// with fused multiply-adds, and finish the rest with scalar code that rounds the product.
+const f16Step = 64
+
+// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update.
+func madF16(y, x []uint16, v float32) {
+	np := len(y) &^ (f16Step - 1)
+	for i := 0; i < np; i++ {
+		y[i] = quant.FP32ToFP16(fmaf(quant.FP16ToFP32(x[i]), v, quant.FP16ToFP32(y[i])))
+	}
+	for i := np; i < len(y); i++ {
+		p := float32(quant.FP16ToFP32(x[i]) * v)
+		y[i] = quant.FP32ToFP16(quant.FP16ToFP32(y[i]) + p)
+	}
+}

@@ -1,0 +1,39 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/regolith/regolith/internal/parallel"
+	"github.com/regolith/regolith/quant"
+)
+
+// matmul computes out[t*w.Rows + r] = w.Row(r) · x[t*w.Cols:(t+1)*w.Cols] for T rows of x.
+// Activations are first converted to the type llama.cpp pairs with w.Type (Q8_0, Q8_K,
+// F16, ...), once per row, into act (grown as needed and returned).
+func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, out []float32, act []byte) ([]byte, error) {
+	ab := quant.ActivationBytes(w.Type, w.Cols)
+	dot := quant.Kernel(w.Type)
+	if ab < 0 || dot == nil {
+		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
+	}
+	if cap(act) < T*ab {
+		act = make([]byte, T*ab)
+	}
+	act = act[:T*ab]
+	for t := 0; t < T; t++ {
+		if err := quant.QuantizeActivations(w.Type, x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab]); err != nil {
+			return act, err
+		}
+	}
+	rows, cols, rb := w.Rows, w.Cols, w.RowBytes
+	data := w.Data
+	pool.For(rows, 16, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := data[r*rb : (r+1)*rb]
+			for t := 0; t < T; t++ {
+				out[t*rows+r] = dot(row, act[t*ab:(t+1)*ab], cols)
+			}
+		}
+	})
+	return act, nil
+}

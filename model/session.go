@@ -1,0 +1,250 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/regolith/regolith/internal/parallel"
+	"github.com/regolith/regolith/kvcache"
+	"github.com/regolith/regolith/quant"
+)
+
+// Options configure a Session.
+type Options struct {
+	Ctx      int           // context length (positions in the KV cache); 0: min(4096, training context)
+	Threads  int           // worker threads; 0: all CPUs
+	Experts  ExpertSource  // nil: the resident memory map
+	Observer RouteObserver // nil: none
+}
+
+// Session is one sequence's state: the KV cache and scratch buffers, reused across calls.
+type Session struct {
+	m        *Model
+	pool     *parallel.Pool
+	kv       *kvcache.Cache
+	experts  ExpertSource
+	observer RouteObserver
+	rope     *rope
+
+	x, h, q, k, v, att, o []float32 // [T × dim] activations of the current chunk
+	router                []float32 // [T × NExpert]
+	chosen                []int32   // [T × NExpertUsed]
+	weights               []float32 // [T × NExpertUsed]
+	moe                   []float32 // [T × NEmbd] routed-expert output
+	logits                []float32
+	act                   []byte
+	scratch               []*attnScratch
+	eg                    expertGroups
+}
+
+// NewSession allocates a session's KV cache and scratch.
+func NewSession(m *Model, o Options) (*Session, error) {
+	c := m.Cfg
+	if o.Ctx <= 0 {
+		o.Ctx = 4096
+		if c.CtxTrain > 0 && c.CtxTrain < o.Ctx {
+			o.Ctx = c.CtxTrain
+		}
+	}
+	kv, err := kvcache.New(c.NLayer, o.Ctx, c.NHeadKV*c.HeadDim, 0)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{m: m, pool: parallel.New(o.Threads), kv: kv, experts: o.Experts, observer: o.Observer,
+		rope: newRope(c.HeadDim, c.RopeBase)}
+	if s.experts == nil {
+		s.experts = NewResident(m)
+	}
+	for i := 0; i < s.pool.Threads(); i++ {
+		s.scratch = append(s.scratch, newAttnScratch(c.HeadDim, o.Ctx))
+	}
+	return s, nil
+}
+
+// Close stops the session's workers.
+func (s *Session) Close() { s.pool.Close() }
+
+// Pos is the number of positions in the cache.
+func (s *Session) Pos() int { return s.kv.N }
+
+// Ctx is the context length.
+func (s *Session) Ctx() int { return s.kv.Ctx }
+
+// Truncate drops cached positions from n on.
+func (s *Session) Truncate(n int) { s.kv.Truncate(n) }
+
+// Cache exposes the KV cache (for saving and restoring state).
+func (s *Session) Cache() *kvcache.Cache { return s.kv }
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// Forward runs the tokens (one chunk, at positions Pos()…Pos()+len-1) through the model,
+// appends them to the cache and returns logits: for every token when all is true
+// ([len × NVocab]), else for the last token only. The slice is reused by the next call.
+func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
+	m, c := s.m, s.m.Cfg
+	T := len(tokens)
+	p0 := s.kv.N
+	if T == 0 {
+		return nil, fmt.Errorf("model: no tokens")
+	}
+	if p0+T > s.kv.Ctx {
+		return nil, fmt.Errorf("model: context full: %d cached + %d new positions exceed the context of %d", p0, T, s.kv.Ctx)
+	}
+	D, qd, kvd := c.NEmbd, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	s.x, s.h = grow(s.x, T*D), grow(s.h, T*D)
+	s.q, s.att = grow(s.q, T*qd), grow(s.att, T*qd)
+	s.k, s.v = grow(s.k, T*kvd), grow(s.v, T*kvd)
+	s.o, s.moe = grow(s.o, T*D), grow(s.moe, T*D)
+	s.router = grow(s.router, T*c.NExpert)
+	s.weights = grow(s.weights, T*c.NExpertUsed)
+	if cap(s.chosen) < T*c.NExpertUsed {
+		s.chosen = make([]int32, T*c.NExpertUsed)
+	}
+	s.chosen = s.chosen[:T*c.NExpertUsed]
+
+	for t, id := range tokens {
+		if id < 0 || int(id) >= c.NVocab {
+			return nil, fmt.Errorf("model: token id %d is outside the vocabulary of %d", id, c.NVocab)
+		}
+		if err := dequantRow(&m.TokEmbd, int(id), s.x[t*D:(t+1)*D]); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	for l := range m.Layers {
+		if err = s.attention(l, T, p0); err != nil {
+			return nil, err
+		}
+		if err = s.ffn(l, T, p0); err != nil {
+			return nil, err
+		}
+	}
+	s.kv.N = p0 + T
+
+	rows := s.x
+	nOut := T
+	if !all {
+		rows, nOut = s.x[(T-1)*D:], 1
+	}
+	for t := 0; t < nOut; t++ {
+		rmsNorm(s.h[t*D:(t+1)*D], rows[t*D:(t+1)*D], m.OutNorm, c.Eps)
+	}
+	s.logits = grow(s.logits, nOut*c.NVocab)
+	if s.act, err = matmul(s.pool, &m.Output, s.h, nOut, s.logits, s.act); err != nil {
+		return nil, err
+	}
+	return s.logits, nil
+}
+
+func (s *Session) attention(l, T, p0 int) error {
+	m, c := s.m, s.m.Cfg
+	L := &m.Layers[l]
+	D, hd, qd, kvd := c.NEmbd, c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	for t := 0; t < T; t++ {
+		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.AttnNorm, c.Eps)
+	}
+	var err error
+	if s.act, err = matmul(s.pool, &L.Wq, s.h, T, s.q, s.act); err != nil {
+		return err
+	}
+	if s.act, err = matmul(s.pool, &L.Wk, s.h, T, s.k, s.act); err != nil {
+		return err
+	}
+	if s.act, err = matmul(s.pool, &L.Wv, s.h, T, s.v, s.act); err != nil {
+		return err
+	}
+	for t := 0; t < T; t++ {
+		s.rope.at(p0 + t)
+		for h := 0; h < c.NHead; h++ {
+			x := s.q[t*qd+h*hd : t*qd+(h+1)*hd]
+			rmsNorm(x, x, L.QNorm, c.Eps)
+			s.rope.apply(x)
+		}
+		for h := 0; h < c.NHeadKV; h++ {
+			x := s.k[t*kvd+h*hd : t*kvd+(h+1)*hd]
+			rmsNorm(x, x, L.KNorm, c.Eps)
+			s.rope.apply(x)
+		}
+		toF16(s.kv.KRow(l, p0+t), s.k[t*kvd:(t+1)*kvd])
+		toF16(s.kv.VRow(l, p0+t), s.v[t*kvd:(t+1)*kvd])
+	}
+	nKV := max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad)
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	group := c.NHead / c.NHeadKV
+	K, V := s.kv.K[l], s.kv.V[l]
+	// One work item per (token, head); each worker owns one scratch.
+	nWork := T * c.NHead
+	perWorker := (nWork + len(s.scratch) - 1) / len(s.scratch)
+	s.pool.For(len(s.scratch), 1, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			sc := s.scratch[w]
+			for i := w * perWorker; i < min((w+1)*perWorker, nWork); i++ {
+				t, h := i/c.NHead, i%c.NHead
+				off := (h / group) * hd
+				keys := func(j int) []uint16 { return K[j*kvd+off : j*kvd+off+hd] }
+				vals := func(j int) []uint16 { return V[j*kvd+off : j*kvd+off+hd] }
+				attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
+					keys, vals, p0+t+1, nKV, T, scale, sc)
+			}
+		}
+	})
+	if s.act, err = matmul(s.pool, &L.Wo, s.att, T, s.o, s.act); err != nil {
+		return err
+	}
+	for i := range s.x[:T*D] {
+		s.x[i] += s.o[i]
+	}
+	return nil
+}
+
+func (s *Session) ffn(l, T, p0 int) error {
+	m, c := s.m, s.m.Cfg
+	L := &m.Layers[l]
+	D, E, K := c.NEmbd, c.NExpert, c.NExpertUsed
+	for t := 0; t < T; t++ {
+		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.FFNNorm, c.Eps)
+	}
+	var err error
+	if s.act, err = matmul(s.pool, &L.Router, s.h, T, s.router, s.act); err != nil {
+		return err
+	}
+	for t := 0; t < T; t++ {
+		logits := s.router[t*E : (t+1)*E]
+		chosen := s.chosen[t*K : (t+1)*K]
+		w := s.weights[t*K : (t+1)*K]
+		if s.observer != nil {
+			// Observers get the raw logits; routing works on the probabilities.
+			copy(s.o[:E], logits)
+		}
+		softmax(logits)
+		topK(logits, chosen)
+		var sum float64 // ggml_sum_rows accumulates in double
+		for i, e := range chosen {
+			w[i] = logits[e]
+			sum += float64(w[i])
+		}
+		for i := range w {
+			w[i] /= float32(sum)
+		}
+		if s.observer != nil {
+			s.observer.Routed(l, p0+t, s.o[:E], chosen, w)
+		}
+	}
+	if err := s.runExperts(l, T); err != nil {
+		return err
+	}
+	for i := range s.x[:T*D] {
+		s.x[i] += s.moe[i]
+	}
+	return nil
+}
+
+func dequantRow(w *Weight, r int, dst []float32) error {
+	return quant.DequantizeRow(w.Type, w.Row(r), dst)
+}
