@@ -13,6 +13,9 @@ func Dot(t Type, w, a []byte, n int) float32 {
 	if checkDot(t, w, a, n) != nil {
 		return nan32
 	}
+	if n == 0 { // kernels may assume at least one block
+		return 0
+	}
 	if f := dotKernels[t]; f != nil {
 		return f(w, a, n)
 	}
