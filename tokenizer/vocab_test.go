@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,5 +114,37 @@ func TestVocabFixtures(t *testing.T) {
 			}
 			t.Logf("%s: %d/%d lines match", name, pass, len(texts))
 		})
+	}
+}
+
+// TestParityPrompts tokenizes every parity prompt with special tokens parsed and no BOS and
+// requires llama.cpp's prompt_ids exactly (all parity models use the vocab-qwen3-4k vocabulary).
+func TestParityPrompts(t *testing.T) {
+	tok := loadTokenizer(t, fixtures.Path(t, "vocab", "vocab-qwen3-4k.gguf"))
+	for _, path := range fixtures.Glob(t, "parity/*.json") {
+		base := strings.TrimSuffix(filepath.Base(path), ".json")
+		prompt := base[strings.LastIndexByte(base, '.')+1:]
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			PromptIDs []int32 `json:"prompt_ids"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		text, err := os.ReadFile(fixtures.Path(t, "parity", "prompts", prompt+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tok.Encode(string(text), false, true)
+		if idsString(got) != idsString(rec.PromptIDs) {
+			t.Errorf("%s: prompt %q tokenizes to\n %v\nwant\n %v", base, prompt, got, rec.PromptIDs)
+			continue
+		}
+		if dec := tok.Decode(got); dec != string(text) {
+			t.Errorf("%s: decodes to %q", base, dec)
+		}
 	}
 }
