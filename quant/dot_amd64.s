@@ -556,7 +556,8 @@ q4ka2done:
 	RET
 
 // Q6_K block: ql[128] @0, qh[64] @128, int8 scales[16] @192, fp16 d @208 (210 bytes).
-// q = ql nibble | 2 qh bits << 4, in 0..63; the -32 offset is taken as 32*sum_j sc_j*bsum_j.
+// q = ql nibble | 2 qh bits << 4, in 0..63; the -32 is VPMADDUBSW(32, a) subtracted per int16
+// pair (|63*128*2| + |32*128*2| < 32768), so each lane holds exact partial sums of real terms.
 
 // func dotQ6_KAVX2(w, a *byte, nb int) float32
 TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
@@ -570,6 +571,9 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x30303030, AX
 	VMOVD        AX, X12
 	VPBROADCASTD X12, Y12
+	MOVL         $0x20202020, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
 	TESTQ        CX, CX
 	JZ           q6ka2done
 
@@ -597,9 +601,17 @@ q6ka2loop:
 	VPAND       Y12, Y8, Y8
 	VPOR        Y8, Y7, Y7
 	VPMADDUBSW  4(DI), Y3, Y3
+	VPMADDUBSW  4(DI), Y13, Y14
+	VPSUBW      Y14, Y3, Y3
 	VPMADDUBSW  36(DI), Y4, Y4
+	VPMADDUBSW  36(DI), Y13, Y14
+	VPSUBW      Y14, Y4, Y4
 	VPMADDUBSW  68(DI), Y6, Y6
+	VPMADDUBSW  68(DI), Y13, Y14
+	VPSUBW      Y14, Y6, Y6
 	VPMADDUBSW  100(DI), Y7, Y7
+	VPMADDUBSW  100(DI), Y13, Y14
+	VPSUBW      Y14, Y7, Y7
 	VPMOVSXBW   192(SI), X9
 	VINSERTI128 $1, X9, Y9, Y9
 	VPSHUFB     q6kShuf<>+0(SB), Y9, Y10
@@ -636,9 +648,17 @@ q6ka2loop:
 	VPAND       Y12, Y8, Y8
 	VPOR        Y8, Y7, Y7
 	VPMADDUBSW  132(DI), Y3, Y3
+	VPMADDUBSW  132(DI), Y13, Y14
+	VPSUBW      Y14, Y3, Y3
 	VPMADDUBSW  164(DI), Y4, Y4
+	VPMADDUBSW  164(DI), Y13, Y14
+	VPSUBW      Y14, Y4, Y4
 	VPMADDUBSW  196(DI), Y6, Y6
+	VPMADDUBSW  196(DI), Y13, Y14
+	VPSUBW      Y14, Y6, Y6
 	VPMADDUBSW  228(DI), Y7, Y7
+	VPMADDUBSW  228(DI), Y13, Y14
+	VPSUBW      Y14, Y7, Y7
 	VPMOVSXBW   200(SI), X9
 	VINSERTI128 $1, X9, Y9, Y9
 	VPSHUFB     q6kShuf<>+0(SB), Y9, Y10
@@ -654,10 +674,6 @@ q6ka2loop:
 	VPADDD      Y6, Y2, Y2
 	VPADDD      Y7, Y2, Y2
 
-	VPMOVSXBW 192(SI), Y9
-	VPMADDWD  260(DI), Y9, Y9
-	VPSLLD    $5, Y9, Y9
-	VPSUBD    Y9, Y2, Y2
 	VCVTDQ2PS Y2, Y2
 
 	MOVWLZX      208(SI), AX
@@ -875,4 +891,438 @@ dotQ5_1AVX2done:
 	VADDSS X13, X0, X0
 	VZEROUPPER
 	MOVSS  X0, ret+24(FP)
+	RET
+
+// Q5_K block: fp16 d @0, fp16 dmin @2, scales[12] @4 (as Q4_K), qh[32] @16, qs[128] @48
+// (176 bytes). Element 64j+l has fifth bit 2j of qh[l], element 64j+32+l bit 2j+1.
+
+// func dotQ5_KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x10101010, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	TESTQ        CX, CX
+	JZ           q5ka2done
+
+q5ka2loop:
+	MOVL  4(SI), AX
+	MOVL  8(SI), BX
+	MOVL  12(SI), DX
+	MOVL  DX, R8
+	SHRL  $4, R8
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  BX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R8
+	MOVL  BX, R10
+	ANDL  $0x3f3f3f3f, R10
+	ANDL  $0x0f0f0f0f, DX
+	MOVL  AX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, DX
+	ANDL  $0x3f3f3f3f, AX
+	SHLQ  $32, DX
+	ORQ   DX, AX
+	SHLQ  $32, R8
+	ORQ   R8, R10
+
+	VMOVQ       AX, X1
+	VPMOVZXBW   X1, X1
+	VINSERTI128 $1, X1, Y1, Y1
+	VMOVQ       R10, X2
+	VPMOVZXBW   X2, X2
+	VPUNPCKLWD  X2, X2, X3
+	VPUNPCKHWD  X2, X2, X4
+	VINSERTI128 $1, X4, Y3, Y3
+	VPMADDWD    260(DI), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+
+	VMOVDQU 16(SI), Y13
+	VPXOR   Y2, Y2, Y2
+
+	VMOVDQU    48(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPSLLW     $4, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y4, Y4
+	VPSLLW     $3, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y5, Y5
+	VPMADDUBSW 4(DI), Y4, Y4
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+0(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    80(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPSLLW     $2, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y4, Y4
+	VPSLLW     $1, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y5, Y5
+	VPMADDUBSW 68(DI), Y4, Y4
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+64(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    112(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPAND      Y12, Y13, Y8
+	VPOR       Y8, Y4, Y4
+	VPSRLW     $1, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y5, Y5
+	VPMADDUBSW 132(DI), Y4, Y4
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+128(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+160(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU    144(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPSRLW     $2, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y4, Y4
+	VPSRLW     $3, Y13, Y8
+	VPAND      Y12, Y8, Y8
+	VPOR       Y8, Y5, Y5
+	VPMADDUBSW 196(DI), Y4, Y4
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+192(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+224(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y4, Y2, Y2
+	VPADDD     Y5, Y2, Y2
+
+	VCVTDQ2PS Y2, Y2
+
+	MOVL         (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (DI), X9
+	VMULPS       X9, X8, X8
+	VBROADCASTSS X8, Y9
+	VMOVSHDUP    X8, X10
+	VBROADCASTSS X10, Y10
+	VFMADD231PS  Y9, Y2, Y0
+	VFNMADD231PS Y10, Y3, Y0
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q5ka2loop
+
+q5ka2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q3_K block: hmask[32] @0, qs[64] @32, 6-bit scales (bias 32) packed in 12 bytes @96,
+// fp16 d @108 (110 bytes). Element 128n+32j+l: 2 bits at shift 2j of qs[32n+l], high bit
+// 4n+j of hmask[l], scale 8n+2j+(l>=16). q = bits - 4*(1-high): VPMADDUBSW(bits, a) minus
+// VPMADDUBSW(4 where the high bit is clear, a), per int16 pair.
+
+// func dotQ3_KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x03030303, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x04040404, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL         $0x00200020, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	TESTQ        CX, CX
+	JZ           q3ka2done
+
+q3ka2loop:
+	// Unpack the 16 scales (unbiased later) into AX (0..7) and BX (8..15).
+	MOVL  96(SI), AX
+	MOVL  100(SI), BX
+	MOVL  104(SI), DX
+	MOVL  AX, R8
+	SHRL  $4, R8
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  DX, R9
+	SHRL  $4, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R8
+	MOVL  BX, R10
+	SHRL  $4, R10
+	ANDL  $0x0f0f0f0f, R10
+	MOVL  DX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R10
+	ANDL  $0x0f0f0f0f, AX
+	MOVL  DX, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, AX
+	ANDL  $0x0f0f0f0f, BX
+	MOVL  DX, R9
+	SHRL  $2, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, BX
+	SHLQ  $32, BX
+	ORQ   BX, AX
+	SHLQ  $32, R10
+	ORQ   R10, R8
+
+	// Y9: the 16 scales as signed words.
+	VMOVQ     AX, X9
+	VPINSRQ   $1, R8, X9, X9
+	VPMOVZXBW X9, Y9
+	VPSUBW    Y13, Y9, Y9
+
+	VMOVDQU (SI), Y10
+	VPXOR   Y2, Y2, Y2
+
+	VMOVDQU 32(SI), Y4
+	VPERMQ  $0x44, Y9, Y1
+	VPAND      Y11, Y4, Y5
+	VPSLLW     $2, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 4(DI), Y5, Y5
+	VPMADDUBSW 4(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+0(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $2, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSLLW     $1, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPMADDUBSW 36(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPANDN     Y12, Y10, Y6
+	VPMADDUBSW 68(DI), Y5, Y5
+	VPMADDUBSW 68(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+64(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $6, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSRLW     $1, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPMADDUBSW 100(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU 64(SI), Y4
+	VPERMQ  $0xEE, Y9, Y1
+	VPAND      Y11, Y4, Y5
+	VPSRLW     $2, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 132(DI), Y5, Y5
+	VPMADDUBSW 132(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+0(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $2, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSRLW     $3, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPMADDUBSW 164(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSRLW     $4, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 196(DI), Y5, Y5
+	VPMADDUBSW 196(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+64(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $6, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSRLW     $5, Y10, Y6
+	VPANDN     Y12, Y6, Y6
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPMADDUBSW 228(DI), Y6, Y6
+	VPSUBW     Y6, Y5, Y5
+	VPSHUFB    q6kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+
+	VCVTDQ2PS Y2, Y2
+
+	MOVWLZX      108(SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (DI), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS  Y8, Y2, Y0
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q3ka2loop
+
+q3ka2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q2_K block: scales[16] @0 (low nibble scale, high nibble min), qs[64] @16, fp16 d @80,
+// fp16 dmin @82 (84 bytes). Element layout as Q3_K's low bits.
+
+// func dotQ2_KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x03030303, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	TESTQ        CX, CX
+	JZ           q2ka2done
+
+q2ka2loop:
+	VMOVDQU   (SI), X9
+	VPSRLW    $4, X9, X3
+	VPAND     X12, X9, X9
+	VPAND     X12, X3, X3
+	VPMOVZXBW X9, Y9
+	VPMOVZXBW X3, Y3
+	VPMADDWD  260(DI), Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	VPXOR     Y2, Y2, Y2
+
+	VMOVDQU 16(SI), Y4
+	VPERMQ  $0x44, Y9, Y1
+	VPAND      Y11, Y4, Y5
+	VPMADDUBSW 4(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+0(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $2, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 68(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+64(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $6, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+
+	VMOVDQU 48(SI), Y4
+	VPERMQ  $0xEE, Y9, Y1
+	VPAND      Y11, Y4, Y5
+	VPMADDUBSW 132(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+0(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $2, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 196(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+64(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+	VPSRLW     $6, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPSHUFB    q6kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y2, Y2
+
+	VCVTDQ2PS Y2, Y2
+
+	MOVL         80(SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (DI), X9
+	VMULPS       X9, X8, X8
+	VBROADCASTSS X8, Y9
+	VMOVSHDUP    X8, X10
+	VBROADCASTSS X10, Y10
+	VFMADD231PS  Y9, Y2, Y0
+	VFNMADD231PS Y10, Y3, Y0
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2ka2loop
+
+q2ka2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
 	RET

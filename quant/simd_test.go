@@ -201,13 +201,21 @@ func simdCheckKernel(t *testing.T, typ Type, kern func(w, a []byte, n int) float
 	r := rand.New(rand.NewPCG(uint64(typ), 42))
 	vt := VecDotType(typ)
 	for _, n := range simdLengths(typ) {
-		for trial := 0; trial < 12; trial++ {
+		for trial := 0; trial < 24; trial++ {
 			nb := n / typ.BlockSize()
 			var w, a []byte
 			// Weights: quantized floats, or raw random blocks (every bit pattern).
 			if trial%2 == 0 || typ.BlockSize() == 1 {
 				w = make([]byte, nb*typ.TypeSize())
-				if err := QuantizeRow(typ, simdRandomFloats(r, n, trial%4 == 2), w); err != nil {
+				x := simdRandomFloats(r, n, trial%4 == 2)
+				if trial%6 == 4 { // sparse: mostly zero weights, where lanes must cancel exactly
+					for i := range x {
+						if r.IntN(8) != 0 {
+							x[i] = 0
+						}
+					}
+				}
+				if err := QuantizeRow(typ, x, w); err != nil {
 					t.Fatal(err)
 				}
 			} else {
