@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/regolith/regolith/engine"
+	"github.com/regolith/regolith/model"
+	"github.com/regolith/regolith/sample"
+)
+
+func init() {
+	commands = append(commands, command{"run", "generate text from a prompt", runRun})
+}
+
+// genFlags are the flags run and bench share: model, threads, context.
+type genFlags struct {
+	model   *string
+	threads *int
+	ctx     *int
+	batch   *int
+}
+
+func addGenFlags(fs interface {
+	String(string, string, string) *string
+	Int(string, int, string) *int
+}) genFlags {
+	return genFlags{
+		model:   fs.String("m", "", "GGUF model file"),
+		threads: fs.Int("t", 0, "worker threads (0: all CPUs)"),
+		ctx:     fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
+		batch:   fs.Int("b", 512, "prompt tokens per forward pass (prefill chunk)"),
+	}
+}
+
+func (g genFlags) open() (*engine.Engine, *model.Session, error) {
+	if *g.model == "" {
+		return nil, nil, fmt.Errorf("no model: pass -m FILE.gguf")
+	}
+	e, err := engine.Open(*g.model)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := model.NewSession(e.Model, model.Options{Ctx: *g.ctx, Threads: *g.threads})
+	if err != nil {
+		e.Close()
+		return nil, nil, err
+	}
+	return e, s, nil
+}
+
+type runResult struct {
+	PromptIDs    []int32 `json:"prompt_ids"`
+	GeneratedIDs []int32 `json:"generated_ids"`
+	Text         string  `json:"text"`
+	engine.Stats
+	PromptTPS float64 `json:"prompt_tokens_per_s"`
+	DecodeTPS float64 `json:"decode_tokens_per_s"`
+	Seed      uint64  `json:"seed"`
+}
+
+func runRun(args []string) error {
+	fs := newFlags("run", "-m FILE.gguf -p TEXT [flags]", "Generates text after a prompt and streams it to stdout; prompt and decode speeds go to\nstderr. Control tokens written in the prompt (e.g. <|im_start|>) are parsed as tokens.\nCtrl-C stops generation cleanly.")
+	g := addGenFlags(fs)
+	prompt := fs.String("p", "", "prompt text")
+	promptFile := fs.String("f", "", "read the prompt from this file")
+	n := fs.Int("n", 128, "tokens to generate (-1: until end of generation or a full context)")
+	d := sample.DefaultParams()
+	temp := fs.Float64("temp", float64(d.Temp), "temperature (0: greedy)")
+	topK := fs.Int("top-k", d.TopK, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", float64(d.TopP), "top-p (nucleus) sampling (1: off)")
+	minP := fs.Float64("min-p", float64(d.MinP), "min-p sampling (0: off)")
+	repeat := fs.Float64("repeat-penalty", float64(d.RepeatPenalty), "repetition penalty (1: off)")
+	lastN := fs.Int("repeat-last-n", d.PenaltyLastN, "tokens the repetition penalty looks back over")
+	seed := fs.Int64("seed", -1, "random seed (-1: random)")
+	chat := fs.Bool("chat", false, "format the prompt as a user message of the model's ChatML chat template")
+	asJSON := fs.Bool("json", false, "print one JSON object (prompt_ids, generated_ids, text, timings) instead of streaming")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	text := *prompt
+	if *promptFile != "" {
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	if text == "" {
+		fs.Usage()
+		return fmt.Errorf("no prompt: pass -p TEXT or -f FILE")
+	}
+	e, s, err := g.open()
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	defer s.Close()
+	if *chat {
+		if text, err = chatML(e, text); err != nil {
+			return err
+		}
+	}
+	p := d
+	p.Temp, p.TopK, p.TopP, p.MinP = float32(*temp), *topK, float32(*topP), float32(*minP)
+	p.RepeatPenalty, p.PenaltyLastN = float32(*repeat), *lastN
+	if *seed >= 0 {
+		p.Seed = uint64(*seed)
+	}
+	smp := sample.New(p, e.Model.Cfg.NVocab)
+	ids := e.Tok.Encode(text, true, true)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	out := bufio.NewWriter(os.Stdout)
+	dec := e.Tok.NewDecoder()
+	if !*asJSON {
+		fmt.Fprint(out, text)
+		out.Flush()
+	}
+	gen, st, err := e.Generate(ctx, s, engine.Request{Prompt: ids, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
+		OnToken: func(id int32) bool {
+			if !*asJSON {
+				fmt.Fprint(out, dec.Add(id))
+				out.Flush()
+			}
+			return true
+		}})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(os.Stdout).Encode(runResult{PromptIDs: ids, GeneratedIDs: gen, Text: e.Tok.Decode(gen),
+			Stats: st, PromptTPS: st.PromptTPS(), DecodeTPS: st.DecodeTPS(), Seed: smp.Seed()})
+	}
+	fmt.Fprintln(out, dec.Flush())
+	out.Flush()
+	fmt.Fprintf(os.Stderr, "\nprompt: %d tokens in %s (%.1f tok/s) | generated: %d tokens in %s (%.1f tok/s) | stop: %s\n",
+		st.PromptTokens, st.PromptTime.Round(time.Millisecond), st.PromptTPS(),
+		st.GeneratedTokens, st.DecodeTime.Round(time.Millisecond), st.DecodeTPS(), st.StopReason)
+	return nil
+}
+
+// chatML formats text as one user turn for models whose template is ChatML (Qwen and
+// most others that use <|im_start|>). Other templates are refused rather than guessed.
+func chatML(e *engine.Engine, text string) (string, error) {
+	tmpl, _ := e.File.String("tokenizer.chat_template")
+	if _, ok := e.Tok.TokenID("<|im_start|>"); !ok || (tmpl != "" && !strings.Contains(tmpl, "<|im_start|>")) {
+		return "", fmt.Errorf("--chat supports ChatML templates (<|im_start|>…<|im_end|>) only; this model's template is not one")
+	}
+	return "<|im_start|>user\n" + text + "<|im_end|>\n<|im_start|>assistant\n", nil
+}
