@@ -15,6 +15,7 @@ import (
 const (
 	maxDims       = 4 // GGML_MAX_DIMS
 	maxArrayDepth = 8
+	maxAlignment  = 1 << 20 // real files use 32 (or a page for direct I/O)
 )
 
 // File is a parsed GGUF file. When opened with Open, its tensor data is a read-only
@@ -313,8 +314,8 @@ func Parse(b []byte) (*File, error) {
 	}
 	if i, ok := f.kvIndex["general.alignment"]; ok {
 		a, ok := f.KV[i].Value.(uint32)
-		if !ok || a == 0 || a&(a-1) != 0 {
-			return nil, fmt.Errorf("gguf: general.alignment must be a power-of-two uint32, got %v (%s)", f.KV[i].Value, f.KV[i].Type)
+		if !ok || a == 0 || a&(a-1) != 0 || a > maxAlignment {
+			return nil, fmt.Errorf("gguf: general.alignment must be a power-of-two uint32 of at most %d, got %v (%s)", maxAlignment, f.KV[i].Value, f.KV[i].Type)
 		}
 		f.Alignment = uint64(a)
 	}
