@@ -67,6 +67,9 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX2(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX2Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
+		m[MXFP4] = func(w, a []byte, n int) float32 { return dotMXFP4AVX2(&w[0], &a[0], n/32) }
+		m[IQ4_XS] = func(w, a []byte, n int) float32 { return dotIQ4_XSAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q5_K] = func(w, a []byte, n int) float32 { return dotQ5_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q3_K] = func(w, a []byte, n int) float32 { return dotQ3_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q2_K] = func(w, a []byte, n int) float32 { return dotQ2_KAVX2(&w[0], &a[0], n/QK_K) }
@@ -81,6 +84,9 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX512(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX512Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
+		m[MXFP4] = func(w, a []byte, n int) float32 { return dotMXFP4AVX2(&w[0], &a[0], n/32) }
+		m[IQ4_XS] = func(w, a []byte, n int) float32 { return dotIQ4_XSAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q5_K] = func(w, a []byte, n int) float32 { return dotQ5_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q3_K] = func(w, a []byte, n int) float32 { return dotQ3_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q2_K] = func(w, a []byte, n int) float32 { return dotQ2_KAVX2(&w[0], &a[0], n/QK_K) }
@@ -224,3 +230,12 @@ func dotQ3_KAVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func dotQ2_KAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotIQ4_NLAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotMXFP4AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotIQ4_XSAVX2(w, a *byte, nb int) float32

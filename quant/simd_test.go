@@ -66,6 +66,9 @@ func simdRawBlocks(r *rand.Rand, t Type, nb int) []byte {
 		for _, off := range simdHalfFields[t] {
 			binary.LittleEndian.PutUint16(blk[off:], simdHalf(r))
 		}
+		if t == MXFP4 { // E8M0 scale 2^(e-128): the denormal ones (0, 1) up to 2^22, no overflow
+			blk[0] = byte(r.IntN(151))
+		}
 		if t == Q8_1 { // keep s = d*sum(qs) finite
 			binary.LittleEndian.PutUint16(blk, FP32ToFP16(float32(r.NormFloat64()*0.05)))
 		}
