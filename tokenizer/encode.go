@@ -1,9 +1,6 @@
 package tokenizer
 
-import (
-	"container/heap"
-	"strings"
-)
+import "strings"
 
 // fragment is a piece of the input: raw text still to tokenize, or one special token.
 type fragment struct {
@@ -129,19 +126,27 @@ func (t *Tokenizer) preTokenize(s *bpeSession, text string) []string {
 		segs = sp.split(cpts, flags, segs)
 	}
 	s.segs = segs
-	words := s.words[:0]
+	// Byte-level encode the whole text once; words are substrings of it.
+	buf := s.buf[:0]
+	ends := s.ends[:0]
 	start := 0
-	var buf []byte
 	for _, n := range segs {
-		buf = buf[:0]
 		for _, c := range cpts[start : start+n] {
 			var tmp [4]byte
 			for _, b := range appendCpt(tmp[:0], c) {
 				buf = append(buf, byteToStr[b]...)
 			}
 		}
-		words = append(words, string(buf))
+		ends = append(ends, len(buf))
 		start += n
+	}
+	s.buf, s.ends = buf, ends
+	all := string(buf)
+	words := s.words[:0]
+	prev := 0
+	for _, e := range ends {
+		words = append(words, all[prev:e])
+		prev = e
 	}
 	s.words = words
 	return words
@@ -158,19 +163,46 @@ type bpeBigram struct {
 	size        int
 }
 
-type bpeQueue []bpeBigram
-
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
-	return q[i].rank < q[j].rank || (q[i].rank == q[j].rank && q[i].left < q[j].left)
+func (a bpeBigram) less(b bpeBigram) bool {
+	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
 }
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+// A binary min-heap over a slice (no interface boxing, unlike container/heap).
+type lesser[T any] interface{ less(T) bool }
+
+func heapPush[T lesser[T]](h []T, x T) []T {
+	h = append(h, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].less(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+func heapPop[T lesser[T]](h []T) (T, []T) {
+	x := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && h[r].less(h[m]) {
+			m = r
+		}
+		if !h[m].less(h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	return x, h
 }
 
 // bpeSession holds scratch buffers reused across the fragments of one Encode call.
@@ -179,8 +211,10 @@ type bpeSession struct {
 	flags []uint16
 	segs  []int
 	words []string
+	buf   []byte
+	ends  []int
 	syms  []bpeSymbol
-	queue bpeQueue
+	queue []bpeBigram
 }
 
 func (s *bpeSession) tokenize(t *Tokenizer, text string, out []int32) []int32 {
@@ -218,13 +252,14 @@ func (s *bpeSession) mergeWord(t *Tokenizer, word string, out []int32) []int32 {
 		if !ok {
 			return
 		}
-		heap.Push(&s.queue, bpeBigram{left: l, right: r, rank: rank, size: a.n + b.n})
+		s.queue = heapPush(s.queue, bpeBigram{left: l, right: r, rank: rank, size: a.n + b.n})
 	}
 	for i := 1; i < len(syms); i++ {
 		add(i-1, i)
 	}
 	for len(s.queue) > 0 {
-		bg := heap.Pop(&s.queue).(bpeBigram)
+		var bg bpeBigram
+		bg, s.queue = heapPop(s.queue)
 		l, r := &syms[bg.left], &syms[bg.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != bg.size {
 			continue // outdated
@@ -268,24 +303,14 @@ type spmBigram struct {
 	size        int
 }
 
-type spmQueue []spmBigram
-
-func (q spmQueue) Len() int { return len(q) }
-func (q spmQueue) Less(i, j int) bool {
-	return q[i].score > q[j].score || (q[i].score == q[j].score && q[i].left < q[j].left)
-}
-func (q spmQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *spmQueue) Push(x any)   { *q = append(*q, x.(spmBigram)) }
-func (q *spmQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+// less orders the SentencePiece queue: highest score first, leftmost on ties.
+func (a spmBigram) less(b spmBigram) bool {
+	return a.score > b.score || (a.score == b.score && a.left < b.left)
 }
 
 type spmSession struct {
 	syms  []bpeSymbol
-	queue spmQueue
+	queue []spmBigram
 }
 
 // tokenize runs llama.cpp's SentencePiece merge on text (spaces already escaped as "▁"):
@@ -311,13 +336,14 @@ func (s *spmSession) tokenize(t *Tokenizer, text string, out []int32) []int32 {
 		if !ok {
 			return
 		}
-		heap.Push(&s.queue, spmBigram{left: l, right: r, score: t.scores[id], size: a.n + b.n})
+		s.queue = heapPush(s.queue, spmBigram{left: l, right: r, score: t.scores[id], size: a.n + b.n})
 	}
 	for i := 1; i < len(syms); i++ {
 		add(i-1, i)
 	}
 	for len(s.queue) > 0 {
-		bg := heap.Pop(&s.queue).(spmBigram)
+		var bg spmBigram
+		bg, s.queue = heapPop(s.queue)
 		l, r := &syms[bg.left], &syms[bg.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != bg.size {
 			continue

@@ -148,3 +148,24 @@ func TestParityPrompts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncodeParityLong tokenizes the long parity prompt (898 tokens of Go source) with
+// the 4k vocabulary and with the full Qwen3 vocabulary.
+func BenchmarkEncodeParityLong(b *testing.B) {
+	text, err := os.ReadFile(fixtures.Path(b, "parity", "prompts", "long.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []string{"vocab-qwen3-4k.gguf", "ggml-vocab-qwen3.gguf"} {
+		b.Run(v, func(b *testing.B) {
+			tok := loadTokenizer(b, fixtures.Path(b, "vocab", v))
+			n := len(tok.Encode(string(text), false, true))
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			for b.Loop() {
+				tok.Encode(string(text), false, true)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
