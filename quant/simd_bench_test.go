@@ -19,7 +19,7 @@ const (
 
 // simdBenchMatrix returns a weight matrix of ~64 MiB of type t (a few distinct quantized
 // rows, repeated), its row size, and one activation row.
-func simdBenchMatrix(b *testing.B, t Type) (w []byte, rowBytes int, a []byte) {
+func simdBenchMatrix(b *testing.B, t Type, size int) (w []byte, rowBytes int, a []byte) {
 	r := rand.New(rand.NewPCG(1, uint64(t)))
 	n := simdBenchN
 	rb, err := t.RowBytes(int64(n))
@@ -27,7 +27,7 @@ func simdBenchMatrix(b *testing.B, t Type) (w []byte, rowBytes int, a []byte) {
 		b.Fatal(err)
 	}
 	rowBytes = int(rb)
-	rows := simdBenchBytes / rowBytes
+	rows := max(size/rowBytes, 1)
 	w = make([]byte, rows*rowBytes)
 	for i := 0; i < 8 && i < rows; i++ {
 		if err := QuantizeRow(t, simdRandomFloats(r, n, false), w[i*rowBytes:(i+1)*rowBytes]); err != nil {
@@ -56,7 +56,11 @@ func simdBenchTypes() []Type {
 }
 
 func simdBenchDot(b *testing.B, t Type, f func(w, a []byte, n int) float32) {
-	w, rowBytes, a := simdBenchMatrix(b, t)
+	simdBenchDotSize(b, t, f, simdBenchBytes)
+}
+
+func simdBenchDotSize(b *testing.B, t Type, f func(w, a []byte, n int) float32, size int) {
+	w, rowBytes, a := simdBenchMatrix(b, t, size)
 	rows := len(w) / rowBytes
 	b.SetBytes(int64(rowBytes))
 	b.ResetTimer()
@@ -74,6 +78,14 @@ var simdSink float32
 func BenchmarkDotFast(b *testing.B) {
 	for _, t := range simdBenchTypes() {
 		b.Run(t.String(), func(b *testing.B) { simdBenchDot(b, t, dotKernels[t]) })
+	}
+}
+
+// BenchmarkDotFastL2 runs the best kernels on a 256 KiB matrix that stays in the L2 cache: the
+// kernels' compute speed, i.e. their headroom above memory bandwidth.
+func BenchmarkDotFastL2(b *testing.B) {
+	for _, t := range simdBenchTypes() {
+		b.Run(t.String(), func(b *testing.B) { simdBenchDotSize(b, t, dotKernels[t], 256<<10) })
 	}
 }
 
