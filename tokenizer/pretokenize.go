@@ -238,7 +238,8 @@ func newSplitter(expr string) (splitter, error) {
 	if err != nil {
 		return nil, err
 	}
-	re, err := regexp2.Compile(pat)
+	// No backtracking limit: std::regex has none either.
+	re, err := regexp2.Compile(pat, regexp2.OptionMaxBacktrackingStackSize(-1))
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: compiling pre-tokenizer regex %q: %w", expr, err)
 	}

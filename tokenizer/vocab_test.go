@@ -121,6 +121,7 @@ func TestVocabFixtures(t *testing.T) {
 // requires llama.cpp's prompt_ids exactly (all parity models use the vocab-qwen3-4k vocabulary).
 func TestParityPrompts(t *testing.T) {
 	tok := loadTokenizer(t, fixtures.Path(t, "vocab", "vocab-qwen3-4k.gguf"))
+	checked := 0
 	for _, path := range fixtures.Glob(t, "parity/*.json") {
 		base := strings.TrimSuffix(filepath.Base(path), ".json")
 		prompt := base[strings.LastIndexByte(base, '.')+1:]
@@ -146,6 +147,27 @@ func TestParityPrompts(t *testing.T) {
 		if dec := tok.Decode(got); dec != string(text) {
 			t.Errorf("%s: decodes to %q", base, dec)
 		}
+		// Every "<|...|>" in the prompt became one control token, and nothing else did.
+		controls := 0
+		for _, id := range got {
+			if tok.IsControl(id) {
+				controls++
+			}
+		}
+		if n := strings.Count(string(text), "<|im_"); controls != n {
+			t.Errorf("%s: %d control tokens for %d <|im_...|> markers", base, controls, n)
+		}
+		checked++
+	}
+	if checked != 24 {
+		t.Errorf("checked %d parity prompts, want 24 (6 models x 4 prompts)", checked)
+	}
+	// The chat prompt's markers are <|im_start|> = 4097 and <|im_end|> = 4098.
+	ids := tok.Encode("<|im_start|>user\nhi<|im_end|>", false, true)
+	start, _ := tok.TokenID("<|im_start|>")
+	end, _ := tok.TokenID("<|im_end|>")
+	if len(ids) != 6 || ids[0] != start || ids[5] != end || start != 4097 || end != 4098 {
+		t.Errorf("special tokens: %v (<|im_start|> = %d, <|im_end|> = %d)", ids, start, end)
 	}
 }
 
