@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 
+	"github.com/regolith/regolith/internal/f16"
 	"github.com/regolith/regolith/quant"
 )
 
@@ -41,15 +42,6 @@ func newAttnScratch(headDim, ctx int) *attnScratch {
 		part:   make([]float32, headDim),
 		scores: make([]float32, ctx),
 	}
-}
-
-// dotF16 is ggml_vec_dot_f16: products of halves summed in float.
-func dotF16(a, b []uint16) float32 {
-	var s float64
-	for i := range a {
-		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
-	}
-	return float32(s)
 }
 
 // attendF32 is the tiled path: out = softmax(scale·q·K) V over cells [0, n), in F32.
@@ -94,14 +86,12 @@ func attendF16(acc []float32, q16 []uint16, keys, vals func(j int) []uint16, lo,
 		a16[i] = 0
 	}
 	for j := lo; j < hi; j++ {
-		s := dotF16(keys(j), q16) * scale
+		s := f16.Dot(keys(j), q16) * scale
 		ms, vs := float32(1), float32(1)
 		if s > M {
 			ms = expf(M - s)
 			M = s
-			for i, h := range a16 {
-				a16[i] = quant.FP32ToFP16(float32(quant.FP16ToFP32(h) * ms))
-			}
+			f16.Scale(a16, ms)
 		} else {
 			vs = expf(s - M)
 		}
@@ -121,7 +111,7 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 		attendF32(out, q, keys, vals, n, scale, sc)
 		return
 	}
-	toF16(sc.q16, q)
+	f16.ToF16(sc.q16, q)
 	if chunkRows == 1 && nKV >= faSplitKV {
 		size := (nKV + faSplits - 1) / faSplits
 		Mf, Sf := float32(math.Inf(-1)), float32(0)
@@ -167,14 +157,10 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 // with fused multiply-adds, and finish the rest with scalar code that rounds the product.
 const f16Step = 64
 
-// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update.
+// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update, fused in
+// the vector part (whole f16Step blocks), product-rounded in the scalar rest.
 func madF16(y, x []uint16, v float32) {
 	np := len(y) &^ (f16Step - 1)
-	for i := 0; i < np; i++ {
-		y[i] = quant.FP32ToFP16(fmaf(quant.FP16ToFP32(x[i]), v, quant.FP16ToFP32(y[i])))
-	}
-	for i := np; i < len(y); i++ {
-		p := float32(quant.FP16ToFP32(x[i]) * v)
-		y[i] = quant.FP32ToFP16(quant.FP16ToFP32(y[i]) + p)
-	}
+	f16.MadFMA(y[:np], x[:np], v)
+	f16.Mad(y[np:], x[np:], v)
 }

@@ -2,8 +2,6 @@ package model
 
 import (
 	"math"
-
-	"github.com/regolith/regolith/quant"
 )
 
 // rmsNorm writes x·w/rms(x) into dst, as ggml_rms_norm followed by ggml_mul: the sum of
@@ -59,13 +57,6 @@ func (r *rope) apply(x []float32) {
 		c, s := r.cos[i], r.sin[i]
 		x[i] = x0*c - x1*s
 		x[i+h] = x0*s + x1*c
-	}
-}
-
-// toF16 rounds a row into half floats (the F16 KV cache store).
-func toF16(dst []uint16, x []float32) {
-	for i, v := range x {
-		dst[i] = quant.FP32ToFP16(v)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/regolith/regolith/internal/f16"
 	"github.com/regolith/regolith/internal/parallel"
 	"github.com/regolith/regolith/kvcache"
 	"github.com/regolith/regolith/quant"
@@ -171,8 +172,8 @@ func (s *Session) attention(l, T, p0 int) error {
 			rmsNorm(x, x, L.KNorm, c.Eps)
 			s.rope.apply(x)
 		}
-		toF16(s.kv.KRow(l, p0+t), s.k[t*kvd:(t+1)*kvd])
-		toF16(s.kv.VRow(l, p0+t), s.v[t*kvd:(t+1)*kvd])
+		f16.ToF16(s.kv.KRow(l, p0+t), s.k[t*kvd:(t+1)*kvd])
+		f16.ToF16(s.kv.VRow(l, p0+t), s.v[t*kvd:(t+1)*kvd])
 	}
 	nKV := max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad)
 	scale := float32(1 / math.Sqrt(float64(hd)))

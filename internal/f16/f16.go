@@ -1,0 +1,86 @@
+// Package f16 converts and combines IEEE half-float vectors the way ggml's CPU backend does
+// (round to nearest even on every store), with F16C/AVX2 kernels where the CPU has them.
+// Every function gives the same bits as its plain-Go form in ref.go (exact class).
+package f16
+
+import "github.com/regolith/regolith/quant"
+
+// ToF16 rounds src into dst (len(dst) >= len(src)).
+func ToF16(dst []uint16, src []float32) {
+	n := len(src)
+	k := 0
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		toF16AVX2(&dst[0], &src[0], k)
+	}
+	for i := k; i < n; i++ {
+		dst[i] = quant.FP32ToFP16(src[i])
+	}
+}
+
+// ToF32 widens src into dst (exact).
+func ToF32(dst []float32, src []uint16) {
+	n := len(src)
+	k := 0
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		toF32AVX2(&dst[0], &src[0], k)
+	}
+	for i := k; i < n; i++ {
+		dst[i] = quant.FP16ToFP32(src[i])
+	}
+}
+
+// Mad is y += x·v with the product rounded to float32, the sum rounded to float32 and
+// then to F16 (ggml_vec_mad_f16's scalar loop).
+func Mad(y, x []uint16, v float32) {
+	n := len(y)
+	k := 0
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		madAVX2(&y[0], &x[0], k, v)
+	}
+	madRef(y[k:], x[k:n], v)
+}
+
+// MadFMA is y += x·v with one fused multiply-add, then rounded to F16 (ggml_vec_mad_f16's
+// vector loop).
+func MadFMA(y, x []uint16, v float32) {
+	n := len(y)
+	k := 0
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		madFMAAVX2(&y[0], &x[0], k, v)
+	}
+	madFMARef(y[k:], x[k:n], v)
+}
+
+// Scale is y *= v, rounded to F16.
+func Scale(y []uint16, v float32) {
+	n := len(y)
+	k := 0
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		scaleAVX2(&y[0], k, v)
+	}
+	scaleRef(y[k:], v)
+}
+
+// Dot is ggml_vec_dot_f16's scalar form: products of halves (exact in float32) summed in
+// float64. The vector kernel sums in four float64 lanes; the products have at most 22
+// significant bits, so for vectors whose products span less than 2^26 in magnitude the
+// float64 sums are exact and the order cannot matter; beyond that the result is bounded
+// by float64 rounding (far below float32's).
+func Dot(a, b []uint16) float32 {
+	n := len(a)
+	k := 0
+	var s float64
+	if useAsm && n >= 8 {
+		k = n &^ 7
+		s = dotAVX2(&a[0], &b[0], k)
+	}
+	for i := k; i < n; i++ {
+		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
+	}
+	return float32(s)
+}
