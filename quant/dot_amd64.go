@@ -52,8 +52,14 @@ func setSIMDLevel(level int) int {
 	for t := range simdTypes(simdMaxLevel) {
 		delete(dotKernels, t)
 	}
+	for t := range simdRowsTypes(simdMaxLevel) {
+		delete(dotRowsKernels, t)
+	}
 	for t, f := range simdTypes(level) {
 		dotKernels[t] = f
+	}
+	for t, f := range simdRowsTypes(level) {
+		dotRowsKernels[t] = f
 	}
 	simdLevel = level
 	return level
@@ -97,6 +103,21 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[F16] = dotF16AVX512Go
 		m[BF16] = dotBF16AVX512Go
+	}
+	return m
+}
+
+// simdRowsTypes lists the 4-row kernels (DotRows) of one level; each matches the one-row
+// kernel of the same level bit for bit.
+func simdRowsTypes(level int) map[Type]func(w, a []byte, n int, out []float32) {
+	m := map[Type]func(w, a []byte, n int, out []float32){}
+	if level >= simdAVX2 {
+		m[Q4_K] = func(w, a []byte, n int, out []float32) {
+			dotQ4_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
+		m[Q6_K] = func(w, a []byte, n int, out []float32) {
+			dotQ6_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
 	}
 	return m
 }
@@ -239,3 +260,11 @@ func dotMXFP4AVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func dotIQ4_XSAVX2(w, a *byte, nb int) float32
+
+// Four-row kernels: activation row r at a + r*stride; results to out[0..3].
+
+//go:noescape
+func dotQ4_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ6_KRows4AVX2(w, a *byte, stride, nb int, out *float32)

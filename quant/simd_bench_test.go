@@ -144,3 +144,35 @@ func BenchmarkSIMDMemBandwidth(b *testing.B) {
 		simdSink = float32(t)
 	})
 }
+
+// BenchmarkDotRows compares DotRows over 4 activation rows ("rows4") with 4 separate Dot
+// calls ("dot4"), per weight row of the 64 MiB matrix (SetBytes = weight row bytes).
+func BenchmarkDotRows(b *testing.B) {
+	for _, t := range []Type{Q4_K, Q6_K} {
+		for _, mode := range []string{"rows4", "dot4"} {
+			b.Run(t.String()+"/"+mode, func(b *testing.B) {
+				w, rowBytes, a1 := simdBenchMatrix(b, t, simdBenchBytes)
+				ab := len(a1)
+				a := make([]byte, 4*ab)
+				for r := 0; r < 4; r++ {
+					copy(a[r*ab:], a1)
+				}
+				out := make([]float32, 4)
+				rows := len(w) / rowBytes
+				b.SetBytes(int64(rowBytes))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					row := (i % rows) * rowBytes
+					wr := w[row : row+rowBytes]
+					if mode == "rows4" {
+						DotRows(t, wr, a, simdBenchN, out)
+					} else {
+						for r := 0; r < 4; r++ {
+							out[r] = Dot(t, wr, a[r*ab:(r+1)*ab], simdBenchN)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -270,3 +270,36 @@ func TestSIMDDispatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDDotRows checks DotRows against Dot, bit for bit, for 1..9 rows at every level.
+func TestSIMDDotRows(t *testing.T) {
+	defer setSIMDLevel(simdMaxLevel)
+	for _, level := range append([]int{simdNone}, simdLevels()...) {
+		setSIMDLevel(level)
+		for _, typ := range []Type{Q4_K, Q6_K, Q8_0, F16} {
+			r := rand.New(rand.NewPCG(3, uint64(typ)))
+			for _, n := range simdLengths(typ) {
+				w := make([]byte, n/typ.BlockSize()*typ.TypeSize())
+				if err := QuantizeRow(typ, simdRandomFloats(r, n, true), w); err != nil {
+					t.Fatal(err)
+				}
+				ab := ActivationBytes(typ, n)
+				for rows := 1; rows <= 9; rows++ {
+					a := make([]byte, rows*ab)
+					for i := 0; i < rows; i++ {
+						if err := QuantizeActivations(typ, simdRandomFloats(r, n, i%2 == 1), a[i*ab:(i+1)*ab]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					out := make([]float32, rows)
+					DotRows(typ, w, a, n, out)
+					for i := range out {
+						if want := Dot(typ, w, a[i*ab:(i+1)*ab], n); math.Float32bits(out[i]) != math.Float32bits(want) {
+							t.Fatalf("%s %s n=%d rows=%d: row %d: DotRows %g, Dot %g", simdLevelNames[level], typ, n, rows, i, out[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
