@@ -74,6 +74,7 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[F32] = dotF32AVX2Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
+		m[Q2_0] = func(w, a []byte, n int) float32 { return dotQ2_0AVX2(&w[0], &a[0], n/64) }
 		m[MXFP4] = func(w, a []byte, n int) float32 { return dotMXFP4AVX2(&w[0], &a[0], n/32) }
 		m[IQ4_XS] = func(w, a []byte, n int) float32 { return dotIQ4_XSAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q5_K] = func(w, a []byte, n int) float32 { return dotQ5_KAVX2(&w[0], &a[0], n/QK_K) }
@@ -91,6 +92,7 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[F32] = dotF32AVX512Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
 		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
+		m[Q2_0] = func(w, a []byte, n int) float32 { return dotQ2_0AVX2(&w[0], &a[0], n/64) }
 		m[MXFP4] = func(w, a []byte, n int) float32 { return dotMXFP4AVX2(&w[0], &a[0], n/32) }
 		m[IQ4_XS] = func(w, a []byte, n int) float32 { return dotIQ4_XSAVX2(&w[0], &a[0], n/QK_K) }
 		m[Q5_K] = func(w, a []byte, n int) float32 { return dotQ5_KAVX2(&w[0], &a[0], n/QK_K) }
@@ -268,3 +270,6 @@ func dotQ4_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ6_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ2_0AVX2(w, a *byte, nb int) float32

@@ -2774,3 +2774,62 @@ DATA c20<>+8(SB)/8, $0x2020202020202020
 DATA c20<>+16(SB)/8, $0x2020202020202020
 DATA c20<>+24(SB)/8, $0x2020202020202020
 GLOBL c20<>(SB), RODATA|NOPTR, $32
+
+// ---------------------------------------------------------------------------
+// Q2_0 block: fp16 d @0, qs[16] @2 (18 bytes, 64 elements); element j is bits 2*(j%4) of
+// qs[j/4], value q-1. Activations: two Q8_0 blocks per weight block. The 2-bit fields are
+// split into 4 planes and re-interleaved (bytes, then words) into element order; the -1 is
+// VPMADDUBSW(1, a) subtracted per int16 pair: exact for every int8 activation.
+
+// func dotQ2_0AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ2_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   a+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	BYTECONST($0x03030303, X11, Y11)
+	BYTECONST($0x00010001, X10, Y10)
+	BYTECONST($0x01010101, X9, Y9)
+	TESTQ  CX, CX
+	JZ     q20a2done
+
+q20a2loop:
+	VMOVDQU     2(SI), X1
+	VPAND       X11, X1, X4
+	VPSRLW      $2, X1, X5
+	VPAND       X11, X5, X5
+	VPSRLW      $4, X1, X6
+	VPAND       X11, X6, X6
+	VPSRLW      $6, X1, X7
+	VPAND       X11, X7, X7
+	VPUNPCKLBW  X5, X4, X12
+	VPUNPCKLBW  X7, X6, X13
+	VPUNPCKHBW  X5, X4, X14
+	VPUNPCKHBW  X7, X6, X15
+	VPUNPCKLWD  X13, X12, X1
+	VPUNPCKHWD  X13, X12, X2
+	VINSERTI128 $1, X2, Y1, Y1
+	VPUNPCKLWD  X15, X14, X8
+	VPUNPCKHWD  X15, X14, X2
+	VINSERTI128 $1, X2, Y8, Y8
+
+	DOTOFF(2)
+	VCVTDQ2PS   Y2, Y2
+	SCALE2((SI), (DI), Y4)
+	VFMADD231PS Y4, Y2, Y0
+	VMOVDQA     Y8, Y1
+	DOTOFF(36)
+	VCVTDQ2PS   Y2, Y2
+	SCALE2((SI), 34(DI), Y4)
+	VFMADD231PS Y4, Y2, Y0
+
+	ADDQ $18, SI
+	ADDQ $68, DI
+	DECQ CX
+	JNZ  q20a2loop
+
+q20a2done:
+	REDUCE8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
