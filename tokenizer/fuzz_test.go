@@ -9,7 +9,8 @@ import (
 )
 
 // FuzzRoundTrip checks, on arbitrary valid UTF-8 with the 4k Qwen3 vocabulary, that
-// Decode(Encode(s)) == s with and without special-token parsing, that every id is in range,
+// Decode(Encode(s)) == s with and without special-token parsing (for invalid UTF-8: the
+// text as llama.cpp reads it, invalid bytes as U+FFFD), that every id is in range,
 // and that the streaming decoder emits only valid UTF-8 and reassembles the same text.
 // Seeds: the fixture .inp strings when REGOLITH_FIXTURES is set, plus built-in strings.
 //
@@ -36,6 +37,20 @@ func FuzzRoundTrip(f *testing.F) {
 	tok := loadTokenizer(f, qwen4k)
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {
+			// As in llama.cpp, each byte that does not start a well-formed sequence reads as
+			// U+FFFD; the ids must still be in range and decode to that reading.
+			want := string(appendCpts(nil, decodeCpts(s, nil)))
+			for _, special := range []bool{false, true} {
+				ids := tok.Encode(s, false, special)
+				for _, id := range ids {
+					if id < 0 || int(id) >= tok.NumTokens() {
+						t.Fatalf("%q: id %d out of range", s, id)
+					}
+				}
+				if dec := tok.Decode(ids); dec != want {
+					t.Fatalf("special=%v: %q -> %q, want %q", special, s, dec, want)
+				}
+			}
 			return
 		}
 		for _, special := range []bool{false, true} {
@@ -68,4 +83,11 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+func appendCpts(dst []byte, cpts []uint32) []byte {
+	for _, c := range cpts {
+		dst = appendCpt(dst, c)
+	}
+	return dst
 }
