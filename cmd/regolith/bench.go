@@ -159,4 +159,3 @@ func cpuName() string {
 	}
 	return runtime.GOARCH
 }
-
