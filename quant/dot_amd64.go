@@ -90,7 +90,7 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 	case simdAVX512:
 		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX512(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX512Go
-		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX512(&w[0], &a[0], n/QK_K) }
 		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
 		m[Q2_0] = func(w, a []byte, n int) float32 { return dotQ2_0AVX2(&w[0], &a[0], n/64) }
 		m[MXFP4] = func(w, a []byte, n int) float32 { return dotMXFP4AVX2(&w[0], &a[0], n/32) }
@@ -102,7 +102,7 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[Q5_0] = func(w, a []byte, n int) float32 { return dotQ5_0AVX2(&w[0], &a[0], n/32) }
 		m[Q4_1] = func(w, a []byte, n int) float32 { return dotQ4_1AVX2(&w[0], &a[0], n/32) }
 		m[Q5_1] = func(w, a []byte, n int) float32 { return dotQ5_1AVX2(&w[0], &a[0], n/32) }
-		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX2(&w[0], &a[0], n/QK_K) }
+		m[Q6_K] = func(w, a []byte, n int) float32 { return dotQ6_KAVX512(&w[0], &a[0], n/QK_K) }
 		m[F16] = dotF16AVX512Go
 		m[BF16] = dotBF16AVX512Go
 	}
@@ -273,3 +273,9 @@ func dotQ6_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ2_0AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ4_KAVX512(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ6_KAVX512(w, a *byte, nb int) float32

@@ -89,6 +89,17 @@ func BenchmarkDotFastL2(b *testing.B) {
 	}
 }
 
+// BenchmarkDotFastL2AVX2 is BenchmarkDotFastL2 with the AVX2 kernels.
+func BenchmarkDotFastL2AVX2(b *testing.B) {
+	defer setSIMDLevel(simdMaxLevel)
+	if setSIMDLevel(simdAVX2) != simdAVX2 {
+		b.Skip("no AVX2")
+	}
+	for _, t := range simdBenchTypes() {
+		b.Run(t.String(), func(b *testing.B) { simdBenchDotSize(b, t, dotKernels[t], 256<<10) })
+	}
+}
+
 // BenchmarkDotFastAVX2 runs the AVX2 kernels (on an AVX-512 machine too).
 func BenchmarkDotFastAVX2(b *testing.B) {
 	defer setSIMDLevel(simdMaxLevel)
