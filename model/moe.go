@@ -15,6 +15,13 @@ type ExpertSource interface {
 	Release(layer int)
 }
 
+// ChunkSizer is optionally implemented by an ExpertSource: Forward tells it each chunk's
+// token count before the chunk's first Acquire (the expert store splits its statistics
+// between prefill and decode with it).
+type ChunkSizer interface {
+	BeginChunk(tokens int)
+}
+
 // RouteObserver sees every routing decision: router logits (NExpert floats, valid only
 // during the call), the chosen experts in rank order and their normalized weights.
 type RouteObserver interface {

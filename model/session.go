@@ -117,6 +117,9 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 			return nil, err
 		}
 	}
+	if cs, ok := s.experts.(ChunkSizer); ok {
+		cs.BeginChunk(T)
+	}
 	var err error
 	for l := range m.Layers {
 		if err = s.attention(l, T, p0); err != nil {
