@@ -8,61 +8,24 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// SIMD dot kernels for amd64, registered into dotKernels at init by CPU feature.
-//
-// Feature levels (simdLevel):
-//
-//	0: none, Dot uses the plain-Go reference.
-//	1: AVX2 + FMA + F16C.
-//	2: AVX-512 F/BW/VL/DQ (+VNNI where a kernel uses it) on top of level 1.
+// SIMD dot kernels for amd64 (AVX2 and AVX-512), registered into dotKernels and
+// dotRowsKernels by setSIMDLevel (simd.go) at init. Levels: simdAVX2 needs AVX2 + FMA + F16C;
+// simdAVX512 also needs AVX-512 F/BW/VL/DQ and VNNI.
 //
 // Every kernel is "bounded": its integer sub-sums are exact and its float accumulation is
 // deterministic, but in a different order from DotRef's, so the result equals the reference
 // within float rounding (|fast-ref| <= 1e-5*sum|w_i*a_i| + tiny, checked by simd_test.go).
-const (
-	simdNone   = 0
-	simdAVX2   = 1
-	simdAVX512 = 2
-)
 
-// simdMaxLevel is the best level this CPU supports; simdLevel is the one registered.
-var simdMaxLevel, simdLevel int
-
-func init() {
+// simdDetect returns the best level this CPU supports.
+func simdDetect() int {
 	x := cpu.X86
-	if x.HasAVX2 && x.HasFMA && x.HasF16C {
-		simdMaxLevel = simdAVX2
-		if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ && x.HasAVX512VNNI {
-			simdMaxLevel = simdAVX512
-		}
+	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
+		return simdNone
 	}
-	setSIMDLevel(simdMaxLevel)
-}
-
-// setSIMDLevel registers the kernels of the given level (capped at what the CPU supports)
-// into dotKernels, replacing or removing those of another level, and returns the level set.
-// Tests use it to run every assembly path on an AVX-512 machine.
-func setSIMDLevel(level int) int {
-	if level > simdMaxLevel {
-		level = simdMaxLevel
+	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ && x.HasAVX512VNNI {
+		return simdAVX512
 	}
-	if level < simdNone {
-		level = simdNone
-	}
-	for t := range simdTypes(simdMaxLevel) {
-		delete(dotKernels, t)
-	}
-	for t := range simdRowsTypes(simdMaxLevel) {
-		delete(dotRowsKernels, t)
-	}
-	for t, f := range simdTypes(level) {
-		dotKernels[t] = f
-	}
-	for t, f := range simdRowsTypes(level) {
-		dotRowsKernels[t] = f
-	}
-	simdLevel = level
-	return level
+	return simdAVX2
 }
 
 // simdTypes lists the kernels of one level.

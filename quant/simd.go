@@ -1,0 +1,38 @@
+package quant
+
+// SIMD feature levels of the optimized dot kernels (dot_amd64.go; other architectures have
+// none and use the plain-Go reference).
+const (
+	simdNone   = 0 // no kernels: Dot runs the reference
+	simdAVX2   = 1 // amd64 AVX2 + FMA + F16C
+	simdAVX512 = 2 // amd64 AVX-512 F/BW/VL/DQ + VNNI, on top of AVX2
+)
+
+// simdMaxLevel is the best level this CPU supports; simdLevel is the one registered.
+var simdMaxLevel, simdLevel int
+
+func init() {
+	simdMaxLevel = simdDetect()
+	setSIMDLevel(simdMaxLevel)
+}
+
+// setSIMDLevel registers the kernels of the given level (capped at what the CPU supports)
+// into dotKernels and dotRowsKernels, replacing or removing those of another level, and
+// returns the level set. Tests use it to run every kernel path on the best machine.
+func setSIMDLevel(level int) int {
+	level = max(simdNone, min(level, simdMaxLevel))
+	for t := range simdTypes(simdMaxLevel) {
+		delete(dotKernels, t)
+	}
+	for t := range simdRowsTypes(simdMaxLevel) {
+		delete(dotRowsKernels, t)
+	}
+	for t, f := range simdTypes(level) {
+		dotKernels[t] = f
+	}
+	for t, f := range simdRowsTypes(level) {
+		dotRowsKernels[t] = f
+	}
+	simdLevel = level
+	return level
+}

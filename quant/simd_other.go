@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package quant
+
+// No SIMD kernels on this architecture: Dot and DotRows use the plain-Go reference.
+
+func simdDetect() int { return simdNone }
+
+func simdTypes(int) map[Type]func(w, a []byte, n int) float32 { return nil }
+
+func simdRowsTypes(int) map[Type]func(w, a []byte, n int, out []float32) { return nil }
