@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -180,6 +181,78 @@ func BenchmarkDotRows(b *testing.B) {
 					} else {
 						for r := 0; r < 4; r++ {
 							out[r] = Dot(t, wr, a[r*ab:(r+1)*ab], simdBenchN)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDotDispatch measures the per-call cost of Dot (argument checks + map dispatch)
+// against calling the kernel directly, on a one-block Q4_K row in L1.
+func BenchmarkDotDispatch(b *testing.B) {
+	t := Q4_K
+	r := rand.New(rand.NewPCG(5, 5))
+	w := make([]byte, t.TypeSize())
+	a := make([]byte, ActivationBytes(t, QK_K))
+	if QuantizeRow(t, simdRandomFloats(r, QK_K, false), w) != nil || QuantizeActivations(t, simdRandomFloats(r, QK_K, false), a) != nil {
+		b.Skip("no Q4_K")
+	}
+	f := dotKernels[t]
+	if f == nil {
+		b.Skip("no kernel")
+	}
+	b.Run("kernel", func(b *testing.B) {
+		var s float32
+		for i := 0; i < b.N; i++ {
+			s += f(w, a, QK_K)
+		}
+		simdSink = s
+	})
+	b.Run("Dot", func(b *testing.B) {
+		var s float32
+		for i := 0; i < b.N; i++ {
+			s += Dot(t, w, a, QK_K)
+		}
+		simdSink = s
+	})
+}
+
+// BenchmarkMatVec compares MatVec with a loop of Dot over a 64 MiB Q4_K matrix of rows of
+// n = 2048 and n = 768 (MoE expert shapes), in weight bytes per second.
+func BenchmarkMatVec(b *testing.B) {
+	t := Q4_K
+	for _, n := range []int{2048, 768} {
+		rb := n / QK_K * t.TypeSize()
+		rows := simdBenchBytes / rb
+		w := make([]byte, rows*rb)
+		r := rand.New(rand.NewPCG(9, 9))
+		for i := 0; i < 8; i++ {
+			if QuantizeRow(t, simdRandomFloats(r, n, false), w[i*rb:(i+1)*rb]) != nil {
+				b.Skip("no Q4_K")
+			}
+		}
+		for i := 8; i < rows; i++ {
+			copy(w[i*rb:(i+1)*rb], w[(i%8)*rb:])
+		}
+		a := make([]byte, ActivationBytes(t, n))
+		if QuantizeActivations(t, simdRandomFloats(r, n, false), a) != nil {
+			b.Skip("no Q8_K")
+		}
+		const chunk = 256 // rows per call, as a thread's share of a matrix
+		out := make([]float32, chunk)
+		for _, mode := range []string{"MatVec", "Dot"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				b.SetBytes(int64(chunk * rb))
+				for i := 0; i < b.N; i++ {
+					r0 := (i * chunk) % (rows - chunk)
+					ws := w[r0*rb : (r0+chunk)*rb]
+					if mode == "MatVec" {
+						MatVec(t, ws, a, n, out)
+					} else {
+						for j := range out {
+							out[j] = Dot(t, ws[j*rb:(j+1)*rb], a, n)
 						}
 					}
 				}

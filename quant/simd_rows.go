@@ -35,3 +35,34 @@ const dotRowsWidth = 4
 // files (dot_amd64.go). A kernel takes w, a of exactly dotRowsWidth activation rows, n, and
 // out of dotRowsWidth results, already checked, and must match dotKernels[t] bit for bit.
 var dotRowsKernels = map[Type]func(w, a []byte, n int, out []float32){}
+
+// MatVec dots each of the len(out) weight rows stored back to back in w (n elements of type t
+// each) with one activation row a in VecDotType(t):
+//
+//	out[r] = Dot(t, w[r*rb:(r+1)*rb], a, n), rb = the row's byte size,
+//
+// bit for bit, but checking the arguments and picking the kernel once per call instead of
+// once per row (Dot's checks and map lookups cost ~40 ns, as much as the kernel on a short
+// row). Callers split a matrix across threads by calling it on row ranges. Bad lengths give
+// NaN in every out[r].
+func MatVec(t Type, w, a []byte, n int, out []float32) {
+	rb, err := t.RowBytes(int64(n))
+	if err != nil || int64(len(w)) != int64(len(out))*rb || len(out) == 0 || checkDot(t, w[:rb], a, n) != nil {
+		for r := range out {
+			out[r] = nan32
+		}
+		return
+	}
+	if n == 0 {
+		clear(out)
+		return
+	}
+	f := dotKernels[t]
+	if f == nil {
+		f = formats[t].dot
+	}
+	b := int(rb)
+	for r := range out {
+		out[r] = f(w[r*b:(r+1)*b], a, n)
+	}
+}

@@ -303,3 +303,34 @@ func TestSIMDDotRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDMatVec checks MatVec against Dot row by row, bit for bit, and its NaN on bad input.
+func TestSIMDMatVec(t *testing.T) {
+	for _, typ := range []Type{Q4_K, Q8_0, F32, Q6_K} {
+		r := rand.New(rand.NewPCG(11, uint64(typ)))
+		n := 512
+		rb := n / typ.BlockSize() * typ.TypeSize()
+		rows := 7
+		w := make([]byte, rows*rb)
+		for i := 0; i < rows; i++ {
+			if err := QuantizeRow(typ, simdRandomFloats(r, n, true), w[i*rb:(i+1)*rb]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := make([]byte, ActivationBytes(typ, n))
+		if err := QuantizeActivations(typ, simdRandomFloats(r, n, false), a); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, rows)
+		MatVec(typ, w, a, n, out)
+		for i := range out {
+			if want := Dot(typ, w[i*rb:(i+1)*rb], a, n); math.Float32bits(out[i]) != math.Float32bits(want) {
+				t.Fatalf("%s row %d: MatVec %g, Dot %g", typ, i, out[i], want)
+			}
+		}
+		MatVec(typ, w[:len(w)-1], a, n, out)
+		if out[0] == out[0] {
+			t.Fatalf("%s: MatVec accepted a short matrix", typ)
+		}
+	}
+}
