@@ -83,6 +83,12 @@ func simdRowsTypes(level int) map[Type]func(w, a []byte, n int, out []float32) {
 		m[Q6_K] = func(w, a []byte, n int, out []float32) {
 			dotQ6_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
 		}
+		m[Q5_K] = func(w, a []byte, n int, out []float32) {
+			dotQ5_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
+		m[IQ4_XS] = func(w, a []byte, n int, out []float32) {
+			dotIQ4_XSRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
 	}
 	return m
 }
@@ -242,3 +248,9 @@ func dotQ4_KAVX512(w, a *byte, nb int) float32
 
 //go:noescape
 func dotQ6_KAVX512(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ5_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotIQ4_XSRows4AVX2(w, a *byte, stride, nb int, out *float32)

@@ -276,7 +276,7 @@ func TestSIMDDotRows(t *testing.T) {
 	defer setSIMDLevel(simdMaxLevel)
 	for _, level := range append([]int{simdNone}, simdLevels()...) {
 		setSIMDLevel(level)
-		for _, typ := range []Type{Q4_K, Q6_K, Q8_0, F16} {
+		for _, typ := range []Type{Q4_K, Q5_K, Q6_K, IQ4_XS, Q8_0, F16} {
 			r := rand.New(rand.NewPCG(3, uint64(typ)))
 			for _, n := range simdLengths(typ) {
 				w := make([]byte, n/typ.BlockSize()*typ.TypeSize())
