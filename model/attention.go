@@ -96,7 +96,7 @@ func attendF16(acc []float32, q16 []uint16, keys, vals func(j int) []uint16, lo,
 			vs = expf(s - M)
 		}
 		madF16(a16, vals(j), vs)
-		S = S*ms + vs
+		S = fmaf(S, ms, vs)
 	}
 	for i, h := range a16 {
 		acc[i] = quant.FP16ToFP32(h)
@@ -130,9 +130,9 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 			Mn := max(Mf, M)
 			so, sn := expf(Mf-Mn), expf(M-Mn)
 			for i := range out {
-				out[i] = out[i]*so + sc.part[i]*sn
+				out[i] = fmaf(out[i], so, float32(sc.part[i]*sn))
 			}
-			Sf = Sf*so + S*sn
+			Sf = fmaf(Sf, so, float32(S*sn))
 			Mf = Mn
 		}
 		if Sf != 0 {
@@ -153,14 +153,6 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 	}
 }
 
-// f16Step is GGML_F16_STEP on AVX-512: ggml's F16 vector loops run in steps of 64 halves
-// with fused multiply-adds, and finish the rest with scalar code that rounds the product.
-const f16Step = 64
-
-// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update, fused in
-// the vector part (whole f16Step blocks), product-rounded in the scalar rest.
-func madF16(y, x []uint16, v float32) {
-	np := len(y) &^ (f16Step - 1)
-	f16.MadFMA(y[:np], x[:np], v)
-	f16.Mad(y[np:], x[np:], v)
-}
+// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update; both its
+// vector loop and its scalar rest (contracted by GCC) use a fused multiply-add.
+func madF16(y, x []uint16, v float32) { f16.MadFMA(y, x, v) }

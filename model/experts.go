@@ -62,16 +62,16 @@ func (s *Session) runExperts(l, T int) error {
 			copy(p.xg[i*D:(i+1)*D], s.h[t*D:(t+1)*D])
 		}
 		w := &ws[gi]
-		if s.act, err = matmul(s.pool, &w.Gate, p.xg, n, p.g, s.act); err != nil {
+		if s.act, err = matmul(s.pool, &w.Gate, p.xg, n, false, p.g, s.act); err != nil {
 			return err
 		}
-		if s.act, err = matmul(s.pool, &w.Up, p.xg, n, p.u, s.act); err != nil {
+		if s.act, err = matmul(s.pool, &w.Up, p.xg, n, false, p.u, s.act); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {
 			swiglu(p.g[i*F:(i+1)*F], p.g[i*F:(i+1)*F], p.u[i*F:(i+1)*F])
 		}
-		if s.act, err = matmul(s.pool, &w.Down, p.g, n, p.y, s.act); err != nil {
+		if s.act, err = matmul(s.pool, &w.Down, p.g, n, false, p.y, s.act); err != nil {
 			return err
 		}
 		for i, j := range mem {

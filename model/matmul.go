@@ -10,9 +10,17 @@ import (
 // matmul computes out[t*w.Rows + r] = w.Row(r) · x[t*w.Cols:(t+1)*w.Cols] for T rows of x.
 // Activations are first converted to the type llama.cpp pairs with w.Type (Q8_0, Q8_K,
 // F16, ...), once per row, into act (grown as needed and returned).
-func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, out []float32, act []byte) ([]byte, error) {
+//
+// gemm says whether llama.cpp would compute this product as a batched GEMM (a dense
+// weight and more than one row: its llamafile sgemm path) rather than one dot product
+// per row (one row, or routed experts through mul_mat_id); for some types the two sum
+// in different orders.
+func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
-	dot := quant.Kernel(w.Type)
+	dot := quant.LlamaKernel(w.Type, gemm)
+	if dot == nil {
+		dot = quant.Kernel(w.Type)
+	}
 	if ab < 0 || dot == nil {
 		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}

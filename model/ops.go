@@ -18,8 +18,6 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 	}
 }
 
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
 // silu is ggml_silu_f32: x/(1+e^-x).
 func silu(x float32) float32 { return x / (1 + expf(-x)) }
 
@@ -55,8 +53,10 @@ func (r *rope) apply(x []float32) {
 	for i := 0; i < h; i++ {
 		x0, x1 := x[i], x[i+h]
 		c, s := r.cos[i], r.sin[i]
-		x[i] = x0*c - x1*s
-		x[i+h] = x0*s + x1*c
+		// GCC contracts x0*c - x1*s into fma(x0, c, -(x1*s)) (ggml is built in GNU C mode,
+		// -ffp-contract=fast), and so must we to get the same bits.
+		x[i] = fmaf(x0, c, -float32(x1*s))
+		x[i+h] = fmaf(x0, s, float32(x1*c))
 	}
 }
 

@@ -140,7 +140,7 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 		rmsNorm(s.h[t*D:(t+1)*D], rows[t*D:(t+1)*D], m.OutNorm, c.Eps)
 	}
 	s.logits = grow(s.logits, nOut*c.NVocab)
-	if s.act, err = matmul(s.pool, &m.Output, s.h, nOut, s.logits, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &m.Output, s.h, nOut, nOut > 1, s.logits, s.act); err != nil {
 		return nil, err
 	}
 	return s.logits, nil
@@ -154,13 +154,13 @@ func (s *Session) attention(l, T, p0 int) error {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.AttnNorm, c.Eps)
 	}
 	var err error
-	if s.act, err = matmul(s.pool, &L.Wq, s.h, T, s.q, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &L.Wq, s.h, T, T > 1, s.q, s.act); err != nil {
 		return err
 	}
-	if s.act, err = matmul(s.pool, &L.Wk, s.h, T, s.k, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &L.Wk, s.h, T, T > 1, s.k, s.act); err != nil {
 		return err
 	}
-	if s.act, err = matmul(s.pool, &L.Wv, s.h, T, s.v, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &L.Wv, s.h, T, T > 1, s.v, s.act); err != nil {
 		return err
 	}
 	for t := 0; t < T; t++ {
@@ -198,7 +198,7 @@ func (s *Session) attention(l, T, p0 int) error {
 			}
 		}
 	})
-	if s.act, err = matmul(s.pool, &L.Wo, s.att, T, s.o, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &L.Wo, s.att, T, T > 1, s.o, s.act); err != nil {
 		return err
 	}
 	for i := range s.x[:T*D] {
@@ -215,7 +215,7 @@ func (s *Session) ffn(l, T, p0 int) error {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.FFNNorm, c.Eps)
 	}
 	var err error
-	if s.act, err = matmul(s.pool, &L.Router, s.h, T, s.router, s.act); err != nil {
+	if s.act, err = matmul(s.pool, &L.Router, s.h, T, T > 1, s.router, s.act); err != nil {
 		return err
 	}
 	for t := 0; t < T; t++ {

@@ -1,0 +1,113 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// llama.cpp's x86 build sums the same products in an order of its own for each kernel, and
+// in a model the last-bit differences grow: an activation that rounds to another int8 step
+// moves a whole layer. The kernels here sum in exactly llama.cpp's order (AVX2/AVX-512
+// build, as the fixtures were made), so regolith's logits are bit-identical to its logits.
+//
+// Order is a property of the product, not of the format, so a kernel is chosen by weight
+// type and by how llama.cpp computes the product: as a batched GEMM (its llamafile sgemm
+// path, for a dense weight times more than one row) or one dot product per row.
+
+// LlamaKernel returns the dot product that sums in llama.cpp's order for weight type t,
+// or nil when regolith has none for t (the caller then uses Kernel).
+func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
+	switch t {
+	case Q8_0:
+		return dotQ8_0Lanes
+	case F32:
+		if gemm {
+			return dotF32Gemm
+		}
+		return dotF32Vec
+	}
+	return nil
+}
+
+// hsum8 is ggml's hsum_float_8 (and tinyBLAS's hsum of a __m256): (hi+lo), then pairs.
+func hsum8(v *[8]float32) float32 {
+	r0, r1, r2, r3 := v[4]+v[0], v[5]+v[1], v[6]+v[2], v[7]+v[3]
+	return (r0 + r2) + (r1 + r3)
+}
+
+// reduce16 is _mm512_reduce_add_ps: halves folded 8, 4, 2, 1.
+func reduce16(v *[16]float32) float32 {
+	t := *v
+	for w := 8; w >= 1; w /= 2 {
+		for l := 0; l < w; l++ {
+			t[l] += t[l+w]
+		}
+	}
+	return t[0]
+}
+
+func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+
+// dotQ8_0LanesRef is ggml_vec_dot_q8_0_q8_0 (AVX2 path) and tinyBLAS_Q0_AVX: eight float
+// lanes, lane l accumulating fma(d, Σ of bytes 4l..4l+3 products, acc) over the blocks,
+// d = d_w·d_a in float32, then hsum_float_8.
+func dotQ8_0LanesRef(w, a []byte, n int) float32 {
+	var acc [8]float32
+	for b := 0; b < n/32; b++ {
+		wb, ab := w[b*34:b*34+34], a[b*34:b*34+34]
+		d := float32(FP16ToFP32(binary.LittleEndian.Uint16(wb)) * FP16ToFP32(binary.LittleEndian.Uint16(ab)))
+		for l := 0; l < 8; l++ {
+			var s int32
+			for j := 2 + 4*l; j < 6+4*l; j++ {
+				s += int32(int8(wb[j])) * int32(int8(ab[j]))
+			}
+			acc[l] = fma32(d, float32(s), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+func f32le(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
+
+// dotF32Vec is ggml_vec_dot_f32 (AVX-512: four 16-lane accumulators over steps of 64,
+// folded 0+2, 1+3, 0+1, then reduced; the rest added one by one).
+func dotF32Vec(w, a []byte, n int) float32 {
+	var sum [4][16]float32
+	np := n &^ 63
+	for i := 0; i < np; i += 64 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 16; l++ {
+				k := i + 16*j + l
+				sum[j][l] = fma32(f32le(w, k), f32le(a, k), sum[j][l])
+			}
+		}
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[2][l]
+		sum[1][l] += sum[3][l]
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[1][l]
+	}
+	s := reduce16(&sum[0])
+	for i := np; i < n; i++ {
+		s = fma32(f32le(w, i), f32le(a, i), s)
+	}
+	return s
+}
+
+// dotF32Gemm is tinyBLAS's F32 kernel (AVX-512): one 16-lane accumulator over the row,
+// then reduced. It needs n to be a multiple of 16 (llama.cpp falls back to dotF32Vec
+// otherwise, and so does this).
+func dotF32Gemm(w, a []byte, n int) float32 {
+	if n%16 != 0 {
+		return dotF32Vec(w, a, n)
+	}
+	var acc [16]float32
+	for i := 0; i < n; i += 16 {
+		for l := 0; l < 16; l++ {
+			acc[l] = fma32(f32le(w, i+l), f32le(a, i+l), acc[l])
+		}
+	}
+	return reduce16(&acc)
+}

@@ -1,0 +1,20 @@
+package quant
+
+import "golang.org/x/sys/cpu"
+
+// dotQ8_0Lanes is dotQ8_0LanesRef, with AVX2 where the CPU has it (same bits).
+var dotQ8_0Lanes = dotQ8_0LanesRef
+
+func init() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+		dotQ8_0Lanes = func(w, a []byte, n int) float32 {
+			if n < 32 {
+				return 0
+			}
+			return dotQ8_0LanesAVX2(&w[0], &a[0], n/32)
+		}
+	}
+}
+
+//go:noescape
+func dotQ8_0LanesAVX2(w, a *byte, nb int) float32

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package quant
+
+var dotQ8_0Lanes = dotQ8_0LanesRef

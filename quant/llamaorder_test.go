@@ -1,0 +1,73 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The AVX2 kernel gives the reference's bits; the reference itself is checked against
+// llama.cpp through the model's parity tests (bit-identical logits on Q8_0 and F32 models).
+func TestLlamaOrderQ8_0Kernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, nb := range []int{1, 2, 3, 8, 9, 64, 127} {
+		n := nb * 32
+		for trial := 0; trial < 50; trial++ {
+			x := make([]float32, n)
+			y := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(8))))
+				y[i] = float32(r.NormFloat64())
+			}
+			if trial%5 == 0 {
+				x[0], y[1] = 1e4, -1e4 // extreme scales and full-range int8 codes
+			}
+			w := make([]byte, n/32*34)
+			a := make([]byte, n/32*34)
+			if err := QuantizeRow(Q8_0, x, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := QuantizeActivations(Q8_0, y, a); err != nil {
+				t.Fatal(err)
+			}
+			got, want := dotQ8_0Lanes(w, a, n), dotQ8_0LanesRef(w, a, n)
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("nb=%d: %v, reference %v", nb, got, want)
+			}
+			// And it is the same dot product as DotRef up to float rounding.
+			if ref := DotRef(Q8_0, w, a, n); math.Abs(float64(got-ref)) > 1e-4*math.Abs(float64(ref))+1e-3 {
+				t.Fatalf("nb=%d: %v far from DotRef %v", nb, got, ref)
+			}
+		}
+	}
+}
+
+func TestLlamaOrderF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{16, 64, 256, 200, 1000} {
+		w := make([]byte, 4*n)
+		a := make([]byte, 4*n)
+		var exact float64
+		for i := 0; i < n; i++ {
+			x, y := float32(r.NormFloat64()), float32(r.NormFloat64())
+			putF32(w, 4*i, x)
+			putF32(a, 4*i, y)
+			exact += float64(x) * float64(y)
+		}
+		for name, f := range map[string]func(w, a []byte, n int) float32{"vec": dotF32Vec, "gemm": dotF32Gemm} {
+			if got := f(w, a, n); math.Abs(float64(got)-exact) > 1e-5*float64(n) {
+				t.Fatalf("%s n=%d: %v, exact %v", name, n, got, exact)
+			}
+		}
+	}
+}
+
+func BenchmarkDotQ8_0Lanes(b *testing.B) {
+	const n = 4096
+	w := make([]byte, n/32*34)
+	a := make([]byte, n/32*34)
+	b.SetBytes(int64(len(w)))
+	for i := 0; i < b.N; i++ {
+		dotQ8_0Lanes(w, a, n)
+	}
+}
