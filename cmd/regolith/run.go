@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/regolith/regolith/defaultmodel"
 	"github.com/regolith/regolith/engine"
 	"github.com/regolith/regolith/model"
 	"github.com/regolith/regolith/sample"
@@ -32,7 +33,7 @@ func addGenFlags(fs interface {
 	Int(string, int, string) *int
 }) genFlags {
 	return genFlags{
-		model:   fs.String("m", "", "GGUF model file"),
+		model:   fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
 		threads: fs.Int("t", 0, "worker threads (0: all CPUs)"),
 		ctx:     fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
 		batch:   fs.Int("b", 512, "prompt tokens per forward pass (prefill chunk)"),
@@ -41,7 +42,11 @@ func addGenFlags(fs interface {
 
 func (g genFlags) open() (*engine.Engine, *model.Session, error) {
 	if *g.model == "" {
-		return nil, nil, fmt.Errorf("no model: pass -m FILE.gguf")
+		p, err := defaultmodel.Path()
+		if err != nil {
+			return nil, nil, err
+		}
+		*g.model = p
 	}
 	e, err := engine.Open(*g.model)
 	if err != nil {
