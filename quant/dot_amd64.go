@@ -89,6 +89,12 @@ func simdRowsTypes(level int) map[Type]func(w, a []byte, n int, out []float32) {
 		m[IQ4_XS] = func(w, a []byte, n int, out []float32) {
 			dotIQ4_XSRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
 		}
+		m[Q2_K] = func(w, a []byte, n int, out []float32) {
+			dotQ2_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
+		m[Q3_K] = func(w, a []byte, n int, out []float32) {
+			dotQ3_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
+		}
 	}
 	return m
 }
@@ -254,3 +260,9 @@ func dotQ5_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotIQ4_XSRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ2_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ3_KRows4AVX2(w, a *byte, stride, nb int, out *float32)

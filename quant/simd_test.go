@@ -276,7 +276,7 @@ func TestSIMDDotRows(t *testing.T) {
 	defer setSIMDLevel(simdMaxLevel)
 	for _, level := range append([]int{simdNone}, simdLevels()...) {
 		setSIMDLevel(level)
-		for _, typ := range []Type{Q4_K, Q5_K, Q6_K, IQ4_XS, Q8_0, F16} {
+		for _, typ := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, Q8_0, F16} {
 			r := rand.New(rand.NewPCG(3, uint64(typ)))
 			for _, n := range simdLengths(typ) {
 				w := make([]byte, n/typ.BlockSize()*typ.TypeSize())
@@ -285,6 +285,9 @@ func TestSIMDDotRows(t *testing.T) {
 				}
 				ab := ActivationBytes(typ, n)
 				for rows := 1; rows <= 9; rows++ {
+					if rows%2 == 0 && typ.BlockSize() > 1 {
+						w = simdRawBlocks(r, typ, n/typ.BlockSize()) // every bit pattern
+					}
 					a := make([]byte, rows*ab)
 					for i := 0; i < rows; i++ {
 						if err := QuantizeActivations(typ, simdRandomFloats(r, n, i%2 == 1), a[i*ab:(i+1)*ab]); err != nil {
