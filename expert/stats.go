@@ -58,6 +58,11 @@ func (p PhaseStats) add(q PhaseStats, sign int64) PhaseStats {
 // Total is prefill and decode together.
 func (s Stats) Total() PhaseStats { return s.Prefill.add(s.Decode, 1) }
 
+// Add is the sum of two intervals' counters.
+func (s Stats) Add(o Stats) Stats {
+	return Stats{s.Prefill.add(o.Prefill, 1), s.Decode.add(o.Decode, 1), s.Errors + o.Errors}
+}
+
 // Sub is the counters of the interval between an earlier snapshot prev and s.
 func (s Stats) Sub(prev Stats) Stats {
 	return Stats{s.Prefill.add(prev.Prefill, -1), s.Decode.add(prev.Decode, -1), s.Errors - prev.Errors}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/regolith/regolith/expert"
 	"github.com/regolith/regolith/internal/units"
 )
 
@@ -28,6 +29,10 @@ type benchResult struct {
 	Min        float64   `json:"min_tokens_per_s"`
 	Max        float64   `json:"max_tokens_per_s"`
 	PeakRSSMiB float64   `json:"peak_rss_mib"`
+	// With --mem: the expert store over the measured repetitions of this test.
+	HitRate    *float64 `json:"expert_hit_rate,omitempty"`
+	MBPerToken *float64 `json:"expert_mb_read_per_token,omitempty"`
+	WaitPerTok *float64 `json:"expert_io_wait_ms_per_token,omitempty"`
 }
 
 func runBench(args []string) error {
@@ -43,12 +48,21 @@ func runBench(args []string) error {
 	if *reps < 1 || *nPrompt < 0 || *nGen < 0 {
 		return fmt.Errorf("-r must be at least 1, -p and -n not negative")
 	}
-	e, s, err := g.open()
+	e, s, st, err := g.open()
 	if err != nil {
 		return err
 	}
 	defer e.Close()
+	defer st.Close()
 	defer s.Close()
+	// The store's counters over the measured (not warm-up) runs of each test.
+	var ppStore, tgStore expert.Stats
+	snap := func() expert.Stats {
+		if st == nil {
+			return expert.Stats{}
+		}
+		return st.Stats()
+	}
 	if *nPrompt+*nGen+1 > s.Ctx() {
 		return fmt.Errorf("-p %d + -n %d do not fit the context of %d (raise -c)", *nPrompt, *nGen, s.Ctx())
 	}
@@ -75,12 +89,14 @@ func runBench(args []string) error {
 		if *nPrompt > 0 {
 			s.Truncate(0)
 			p := tokens(*nPrompt)
+			before := snap()
 			t0 := time.Now()
 			if err := prefill(p); err != nil {
 				return err
 			}
 			if r > 0 {
 				pp = append(pp, float64(*nPrompt)/time.Since(t0).Seconds())
+				ppStore = ppStore.Add(snap().Sub(before))
 			}
 		}
 		if *nGen > 0 {
@@ -89,6 +105,7 @@ func runBench(args []string) error {
 				return err
 			}
 			gen := tokens(*nGen)
+			before := snap()
 			t0 := time.Now()
 			for _, id := range gen {
 				if _, err := s.Forward([]int32{id}, false); err != nil {
@@ -97,16 +114,27 @@ func runBench(args []string) error {
 			}
 			if r > 0 {
 				tg = append(tg, float64(*nGen)/time.Since(t0).Seconds())
+				tgStore = tgStore.Add(snap().Sub(before))
 			}
 		}
 	}
 	base := benchResult{Model: *g.model, CPU: cpuName(), Threads: threadsUsed(*g.threads), PeakRSSMiB: peakRSSMiB()}
 	var rows []benchResult
+	var stores []expert.PhaseStats
 	if len(pp) > 0 {
 		rows = append(rows, summarize(base, fmt.Sprintf("pp%d", *nPrompt), *nPrompt, pp))
+		stores = append(stores, ppStore.Total())
 	}
 	if len(tg) > 0 {
 		rows = append(rows, summarize(base, fmt.Sprintf("tg%d", *nGen), *nGen, tg))
+		stores = append(stores, tgStore.Total())
+	}
+	if st != nil {
+		for i := range rows {
+			p := stores[i]
+			hr, mb, w := p.HitRate(), p.MBPerToken(), float64(p.WaitPerToken())/1e6
+			rows[i].HitRate, rows[i].MBPerToken, rows[i].WaitPerTok = &hr, &mb, &w
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -117,14 +145,23 @@ func runBench(args []string) error {
 		}
 		return nil
 	}
-	st, _ := os.Stat(*g.model)
-	fmt.Printf("model: %s (%s, %s)\ncpu: %s, %d threads\n\n", *g.model, e.Model.Cfg.Arch, units.FormatBytes(st.Size()), base.CPU, base.Threads)
+	fi, _ := os.Stat(*g.model)
+	fmt.Printf("model: %s (%s, %s)\ncpu: %s, %d threads\n\n", *g.model, e.Model.Cfg.Arch, units.FormatBytes(fi.Size()), base.CPU, base.Threads)
 	fmt.Printf("| %-8s | %12s | %12s | %12s |\n", "test", "median t/s", "min t/s", "max t/s")
 	fmt.Printf("|%s|%s|%s|%s|\n", strings.Repeat("-", 10), strings.Repeat("-", 14), strings.Repeat("-", 14), strings.Repeat("-", 14))
 	for _, r := range rows {
 		fmt.Printf("| %-8s | %12.1f | %12.1f | %12.1f |\n", r.Test, r.Median, r.Min, r.Max)
 	}
 	fmt.Printf("\npeak RSS: %.1f MiB, %d repetitions after one warm-up\n", base.PeakRSSMiB, *reps)
+	if st != nil {
+		fmt.Printf("\nexpert store (%s):\n", st.Describe())
+		for i, r := range rows {
+			p := stores[i]
+			fmt.Printf("  %-8s hit rate %5.1f%%, %.3f MB read/token, I/O wait %.3f ms/token (%d lookups, %d misses, %d reads)\n",
+				r.Test, 100*p.HitRate(), p.MBPerToken(), float64(p.WaitPerToken())/1e6, p.Lookups, p.Misses, p.Reads)
+		}
+		fmt.Fprintln(os.Stderr, st.Stats())
+	}
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/regolith/regolith/defaultmodel"
 	"github.com/regolith/regolith/engine"
+	"github.com/regolith/regolith/expert"
+	"github.com/regolith/regolith/internal/units"
 	"github.com/regolith/regolith/model"
 	"github.com/regolith/regolith/sample"
 )
@@ -20,44 +22,87 @@ func init() {
 	commands = append(commands, command{"run", "generate text from a prompt", runRun})
 }
 
-// genFlags are the flags run and bench share: model, threads, context.
+// genFlags are the flags run and bench share: model, threads, context, and the memory
+// budget that streams experts from disk.
 type genFlags struct {
-	model   *string
-	threads *int
-	ctx     *int
-	batch   *int
+	model     *string
+	threads   *int
+	ctx       *int
+	batch     *int
+	mem       *string
+	directIO  *bool
+	ioThreads *int
 }
 
 func addGenFlags(fs interface {
 	String(string, string, string) *string
 	Int(string, int, string) *int
+	Bool(string, bool, string) *bool
 }) genFlags {
 	return genFlags{
-		model:   fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
-		threads: fs.Int("t", 0, "worker threads (0: all CPUs)"),
-		ctx:     fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
-		batch:   fs.Int("b", 512, "prompt tokens per forward pass (prefill chunk)"),
+		model:     fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
+		threads:   fs.Int("t", 0, "worker threads (0: all CPUs)"),
+		ctx:       fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
+		batch:     fs.Int("b", 512, "prompt tokens per forward pass (prefill chunk)"),
+		mem:       fs.String("mem", "", "memory budget (e.g. 8GiB): dense weights, KV cache and scratch come first, routed experts stream\nfrom disk through an arena of the rest (default: no budget, the whole file memory-mapped)"),
+		directIO:  fs.Bool("direct-io", false, "with --mem: read experts with O_DIRECT, bypassing the page cache"),
+		ioThreads: fs.Int("io-threads", 0, "with --mem: reader goroutines issuing expert reads in parallel (0: 4)"),
 	}
 }
 
-func (g genFlags) open() (*engine.Engine, *model.Session, error) {
+// open loads the model and makes a session; with --mem, the session's experts come from an
+// expert store (returned, nil otherwise) sized from the budget, which it prints on stderr.
+func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) {
 	if *g.model == "" {
 		p, err := defaultmodel.Path()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		*g.model = p
 	}
+	if *g.mem == "" && (*g.directIO || *g.ioThreads != 0) {
+		return nil, nil, nil, fmt.Errorf("--direct-io and --io-threads apply to the expert store: pass --mem SIZE too")
+	}
+	if *g.ioThreads < 0 {
+		return nil, nil, nil, fmt.Errorf("--io-threads must not be negative")
+	}
+	var mem int64
+	if *g.mem != "" {
+		var err error
+		if mem, err = units.ParseBytes(*g.mem); err != nil {
+			return nil, nil, nil, fmt.Errorf("--mem: %w", err)
+		}
+	}
 	e, err := engine.Open(*g.model)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	s, err := model.NewSession(e.Model, model.Options{Ctx: *g.ctx, Threads: *g.threads})
+	opts := model.Options{Ctx: *g.ctx, Threads: *g.threads}
+	var st *expert.Store
+	if *g.mem != "" {
+		b, err := expert.Plan(e.Model, e.File, mem, expert.PlanOptions{Ctx: *g.ctx, Chunk: max(*g.batch, 1),
+			Threads: threadsUsed(*g.threads), DirectIO: *g.directIO})
+		if err != nil {
+			e.Close()
+			return nil, nil, nil, err
+		}
+		fmt.Fprintln(os.Stderr, b)
+		cfg := b.Config()
+		cfg.Readers, cfg.DirectIO, cfg.Log = *g.ioThreads, *g.directIO, os.Stderr
+		if st, err = expert.New(e.Model, e.File, cfg); err != nil {
+			e.Close()
+			return nil, nil, nil, err
+		}
+		fmt.Fprintln(os.Stderr, st.Describe())
+		opts.Experts = st
+	}
+	s, err := model.NewSession(e.Model, opts)
 	if err != nil {
+		st.Close()
 		e.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return e, s, nil
+	return e, s, st, nil
 }
 
 type runResult struct {
@@ -68,6 +113,8 @@ type runResult struct {
 	PromptTPS float64 `json:"prompt_tokens_per_s"`
 	DecodeTPS float64 `json:"decode_tokens_per_s"`
 	Seed      uint64  `json:"seed"`
+	// ExpertStore is the expert store's counters, with --mem.
+	ExpertStore *expert.Stats `json:"expert_store,omitempty"`
 }
 
 func runRun(args []string) error {
@@ -101,11 +148,12 @@ func runRun(args []string) error {
 		fs.Usage()
 		return fmt.Errorf("no prompt: pass -p TEXT or -f FILE")
 	}
-	e, s, err := g.open()
+	e, s, st, err := g.open()
 	if err != nil {
 		return err
 	}
 	defer e.Close()
+	defer st.Close()
 	defer s.Close()
 	if *chat {
 		if text, err = chatML(e, text); err != nil {
@@ -129,7 +177,7 @@ func runRun(args []string) error {
 		fmt.Fprint(out, text)
 		out.Flush()
 	}
-	gen, st, err := e.Generate(ctx, s, engine.Request{Prompt: ids, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
+	gen, gs, err := e.Generate(ctx, s, engine.Request{Prompt: ids, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
 		OnToken: func(id int32) bool {
 			if !*asJSON {
 				fmt.Fprint(out, dec.Add(id))
@@ -137,18 +185,24 @@ func runRun(args []string) error {
 			}
 			return true
 		}})
+	var storeStats *expert.Stats
+	if st != nil {
+		x := st.Stats()
+		storeStats = &x
+		defer fmt.Fprintln(os.Stderr, x)
+	}
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return json.NewEncoder(os.Stdout).Encode(runResult{PromptIDs: ids, GeneratedIDs: gen, Text: e.Tok.Decode(gen),
-			Stats: st, PromptTPS: st.PromptTPS(), DecodeTPS: st.DecodeTPS(), Seed: smp.Seed()})
+			Stats: gs, PromptTPS: gs.PromptTPS(), DecodeTPS: gs.DecodeTPS(), Seed: smp.Seed(), ExpertStore: storeStats})
 	}
 	fmt.Fprintln(out, dec.Flush())
 	out.Flush()
 	fmt.Fprintf(os.Stderr, "\nprompt: %d tokens in %s (%.1f tok/s) | generated: %d tokens in %s (%.1f tok/s) | stop: %s\n",
-		st.PromptTokens, st.PromptTime.Round(time.Millisecond), st.PromptTPS(),
-		st.GeneratedTokens, st.DecodeTime.Round(time.Millisecond), st.DecodeTPS(), st.StopReason)
+		gs.PromptTokens, gs.PromptTime.Round(time.Millisecond), gs.PromptTPS(),
+		gs.GeneratedTokens, gs.DecodeTime.Round(time.Millisecond), gs.DecodeTPS(), gs.StopReason)
 	return nil
 }
 
