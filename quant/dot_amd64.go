@@ -76,6 +76,11 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 // kernel of the same level bit for bit.
 func simdRowsTypes(level int) map[Type]func(w, a []byte, n int, out []float32) {
 	m := map[Type]func(w, a []byte, n int, out []float32){}
+	if level >= simdAVX512 { // matches dotQ8_0AVX512, the Q8_0 kernel of this level only
+		m[Q8_0] = func(w, a []byte, n int, out []float32) {
+			dotQ8_0Rows4AVX512(&w[0], &a[0], len(a)/4, n/32, &out[0])
+		}
+	}
 	if level >= simdAVX2 {
 		m[Q4_K] = func(w, a []byte, n int, out []float32) {
 			dotQ4_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
@@ -266,3 +271,6 @@ func dotQ2_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ3_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0Rows4AVX512(w, a *byte, stride, nb int, out *float32)

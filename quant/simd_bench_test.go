@@ -160,7 +160,7 @@ func BenchmarkSIMDMemBandwidth(b *testing.B) {
 // BenchmarkDotRows compares DotRows over 4 activation rows ("rows4") with 4 separate Dot
 // calls ("dot4"), per weight row of the 64 MiB matrix (SetBytes = weight row bytes).
 func BenchmarkDotRows(b *testing.B) {
-	for _, t := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS} {
+	for _, t := range []Type{Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS} {
 		for _, mode := range []string{"rows4", "dot4"} {
 			b.Run(t.String()+"/"+mode, func(b *testing.B) {
 				w, rowBytes, a1 := simdBenchMatrix(b, t, simdBenchBytes)

@@ -6,9 +6,9 @@ package quant
 //	out[r] = Dot(t, w, a[r*ab:(r+1)*ab], n)
 //
 // bit for bit. It is meant for prefill and batched decode: where a multi-row kernel exists
-// (amd64 AVX2: Q2_K..Q6_K, IQ4_XS; 4 rows per pass) each weight block is loaded and
-// unpacked once for 4 activation rows. Other types, other architectures and leftover rows
-// use Dot. Bad lengths give NaN, as Dot does.
+// (amd64: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS with AVX2, Q8_0 with AVX-512; 4 rows per
+// pass) each weight block is loaded and unpacked once for 4 activation rows. Other types,
+// other architectures and leftover rows use Dot. Bad lengths give NaN, as Dot does.
 func DotRows(t Type, w, a []byte, n int, out []float32) {
 	ab := ActivationBytes(t, n)
 	if ab < 0 || len(a) != len(out)*ab {
