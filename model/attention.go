@@ -20,6 +20,7 @@ import (
 // The cache length the kernels see is llama.cpp's n_kv: positions used, padded to 256.
 const (
 	faTileQ   = 64
+	faTileKV  = 64
 	faSplitKV = 512
 	faSplits  = 2
 	kvPad     = 256
@@ -44,33 +45,56 @@ func newAttnScratch(headDim, ctx int) *attnScratch {
 	}
 }
 
-// attendF32 is the tiled path: out = softmax(scale·q·K) V over cells [0, n), in F32.
+// attendF32 is ggml's tiled flash-attention for one query row over cells [0, n): cells in
+// tiles of faTileKV from cell 0; per tile the scores (sequential fused multiply-adds over
+// the head, F32 query, keys widened from F16), an online-softmax update with the tile's
+// max, exponentials and sums as ggml_vec_soft_max_f32 makes them, and the weighted values
+// added cell by cell with fused multiply-adds (its simd_gemm order).
 func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale float32, sc *attnScratch) {
-	m := float32(math.Inf(-1))
-	scores := sc.scores[:n]
-	for j := 0; j < n; j++ {
-		k := keys(j)
-		var s float32
-		for i, kv := range k {
-			s += q[i] * quant.FP16ToFP32(kv)
-		}
-		s *= scale
-		scores[j] = s
-		m = max(m, s)
-	}
+	M, S := float32(math.Inf(-1)), float32(0)
 	for i := range out {
 		out[i] = 0
 	}
-	var sum float64
-	for j := 0; j < n; j++ {
-		p := expf(scores[j] - m)
-		sum += float64(p)
-		v := vals(j)
-		for i := range out {
-			out[i] += p * quant.FP16ToFP32(v[i])
+	kq := sc.scores[:faTileKV]
+	for ic := 0; ic < n; ic += faTileKV {
+		tileMax := float32(math.Inf(-1))
+		for tk := range kq {
+			j := ic + tk
+			if j >= n { // causal mask and padding
+				kq[tk] = float32(math.Inf(-1))
+				continue
+			}
+			var s float32
+			for i, kv := range keys(j) {
+				s = fmaf(q[i], quant.FP16ToFP32(kv), s)
+			}
+			kq[tk] = s * scale
+			tileMax = max(tileMax, kq[tk])
+		}
+		Mnew := max(M, tileMax)
+		if Mnew > M {
+			ms := expf(M - Mnew)
+			for i := range out {
+				out[i] *= ms
+			}
+			S *= ms
+		}
+		M = Mnew
+		S = float32(float64(S) + softmaxTile(kq, M))
+		for tk, p := range kq {
+			if ic+tk >= n {
+				break
+			}
+			v := vals(ic + tk)
+			for i := range out {
+				out[i] = fmaf(p, quant.FP16ToFP32(v[i]), out[i])
+			}
 		}
 	}
-	inv := float32(1 / sum)
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
 	for i := range out {
 		out[i] *= inv
 	}

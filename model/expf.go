@@ -107,12 +107,7 @@ func softmax(x []float32) {
 			lanes[l] = vexpf(x[i+l] - m)
 			x[i+l] = lanes[l]
 		}
-		for w := simdWidth / 2; w >= 1; w /= 2 {
-			for l := 0; l < w; l++ {
-				lanes[l] += lanes[l+w]
-			}
-		}
-		sum += float64(lanes[0])
+		sum += float64(reduceLanes(&lanes))
 	}
 	for ; i < len(x); i++ {
 		e := expf(x[i] - m)
@@ -123,4 +118,30 @@ func softmax(x []float32) {
 	for i := range x {
 		x[i] *= inv
 	}
+}
+
+// softmaxTile is ggml_vec_soft_max_f32 over a whole number of vectors: x[i] becomes
+// e^(x[i]-max) by the vector exponential, and the float64 sum adds each vector's
+// _mm512_reduce_add_ps.
+func softmaxTile(x []float32, max float32) float64 {
+	var sum float64
+	var lanes [simdWidth]float32
+	for i := 0; i+simdWidth <= len(x); i += simdWidth {
+		for l := range lanes {
+			lanes[l] = vexpf(x[i+l] - max)
+			x[i+l] = lanes[l]
+		}
+		sum += float64(reduceLanes(&lanes))
+	}
+	return sum
+}
+
+// reduceLanes is _mm512_reduce_add_ps: halves folded 8, 4, 2, 1.
+func reduceLanes(v *[simdWidth]float32) float32 {
+	for w := simdWidth / 2; w >= 1; w /= 2 {
+		for l := 0; l < w; l++ {
+			v[l] += v[l+w]
+		}
+	}
+	return v[0]
 }
