@@ -14,8 +14,15 @@ type request struct {
 	dst  []byte
 	off  int64
 	need int
-	what string
-	b    *batch
+	// what the bytes are, for errors
+	layer  int
+	expert int32
+	tensor string
+	b      *batch
+}
+
+func (q *request) what() string {
+	return fmt.Sprintf("layer %d expert %d of %s", q.layer, q.expert, q.tensor)
 }
 
 // batch is the reads of one Acquire.
@@ -108,7 +115,7 @@ func (r *readers) readFull(q request) error {
 	for done < len(q.dst) {
 		n, err := r.src.ReadAt(q.dst[done:], q.off+int64(done))
 		if n < 0 || n > len(q.dst)-done {
-			return fmt.Errorf("expert: reading %s at offset %d: the reader returned %d bytes for a %d-byte buffer", q.what, q.off+int64(done), n, len(q.dst)-done)
+			return fmt.Errorf("expert: reading %s at offset %d: the reader returned %d bytes for a %d-byte buffer", q.what(), q.off+int64(done), n, len(q.dst)-done)
 		}
 		prev := done
 		done += n
@@ -120,16 +127,16 @@ func (r *readers) readFull(q request) error {
 				if done >= q.need {
 					return nil
 				}
-				return fmt.Errorf("expert: reading %s: %d of %d bytes at offset %d: %w", q.what, done, q.need, q.off, errTruncated)
+				return fmt.Errorf("expert: reading %s: %d of %d bytes at offset %d: %w", q.what(), done, q.need, q.off, errTruncated)
 			}
-			return fmt.Errorf("expert: reading %s (%d bytes at offset %d): %w", q.what, len(q.dst), q.off, err)
+			return fmt.Errorf("expert: reading %s (%d bytes at offset %d): %w", q.what(), len(q.dst), q.off, err)
 		}
 		if r.direct && done < len(q.dst) && done%Align != 0 {
 			done = done / Align * Align // O_DIRECT continues at an aligned offset
 		}
 		if done <= prev {
 			if stuck++; stuck >= 3 {
-				return fmt.Errorf("expert: reading %s at offset %d: %w", q.what, q.off+int64(done), io.ErrNoProgress)
+				return fmt.Errorf("expert: reading %s at offset %d: %w", q.what(), q.off+int64(done), io.ErrNoProgress)
 			}
 		} else {
 			stuck = 0

@@ -674,7 +674,7 @@ func (s *Store) read(layer int, c *class, loads []load) error {
 				// read of the last aligned block may stop at the end of the file).
 				need := int(min(q, off+n) - p)
 				b.submit(request{dst: part[p-start : q-start], off: p, need: need,
-					what: fmt.Sprintf("layer %d expert %d %s", layer, ld.expert, t.Name)})
+					layer: layer, expert: ld.expert, tensor: t.Name})
 				reads++
 				device += q - p
 			}
