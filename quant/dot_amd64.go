@@ -116,13 +116,43 @@ func dotF32AVX2Go(w, a []byte, n int) float32 {
 	return s + f32Tail(w, a, m, n)
 }
 
+// dotF32AVX512Go sums in ggml_vec_dot_f32's AVX-512 order (four 16-lane accumulators over
+// steps of 64, folded 0+2, 1+3, 0+1, reduced, then the rest fused one by one), so it is
+// bit-identical to dotF32Vec (llamaorder.go).
 func dotF32AVX512Go(w, a []byte, n int) float32 {
 	m := n &^ 63
 	var s float32
 	if m > 0 {
 		s = dotF32AVX512((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&a[0])), m)
 	}
-	return s + f32Tail(w, a, m, n)
+	for i := m; i < n; i++ {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:]))
+		s = float32(math.FMA(float64(x), float64(y), float64(s)))
+	}
+	return s
+}
+
+// dotF32GemmAVX512Go is bit-identical to dotF32Gemm (tinyBLAS order; dotF32Vec's order
+// when n is not a multiple of 16, as llama.cpp falls back).
+func dotF32GemmAVX512Go(w, a []byte, n int) float32 {
+	if n%16 != 0 {
+		return dotF32AVX512Go(w, a, n)
+	}
+	return dotF32GemmAVX512((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&a[0])), n)
+}
+
+// simdLlamaF32 returns F32 kernels that sum in llama.cpp's AVX-512 order, bit-identical to
+// dotF32Gemm (gemm) or dotF32Vec (!gemm), or nil below the AVX-512 level. LlamaKernel can
+// return them instead of the plain-Go ones.
+func simdLlamaF32(gemm bool) func(w, a []byte, n int) float32 {
+	if simdLevel < simdAVX512 {
+		return nil
+	}
+	if gemm {
+		return dotF32GemmAVX512Go
+	}
+	return dotF32AVX512Go
 }
 
 func f32Tail(w, a []byte, from, n int) float32 {
@@ -194,6 +224,9 @@ func dotF32AVX2(x, y *float32, n int) float32
 
 //go:noescape
 func dotF32AVX512(x, y *float32, n int) float32
+
+//go:noescape
+func dotF32GemmAVX512(x, y *float32, n int) float32
 
 //go:noescape
 func dotF16AVX2(x, y *uint16, n int) float32

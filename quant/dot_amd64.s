@@ -150,12 +150,38 @@ f32z2loop:
 	JNZ         f32z2loop
 
 f32z2done:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
+	// ggml's GGML_F32_VEC_REDUCE order: 0+2, 1+3, then 0+1, then _mm512_reduce_add_ps.
 	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
 	REDUCE16
 	VZEROUPPER
 	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF32GemmAVX512(x, y *float32, n int) float32
+// One 16-lane accumulator over n (a multiple of 16), then _mm512_reduce_add_ps: the order of
+// llama.cpp's tinyBLAS F32 kernel (dotF32Gemm).
+TEXT ·dotF32GemmAVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	SHRQ   $4, CX
+	JZ     f32gz2done
+
+f32gz2loop:
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         f32gz2loop
+
+f32gz2done:
+	REDUCE16
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
 	RET
 
 // func dotF16AVX2(x, y *uint16, n int) float32

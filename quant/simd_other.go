@@ -9,3 +9,5 @@ func simdDetect() int { return simdNone }
 func simdTypes(int) map[Type]func(w, a []byte, n int) float32 { return nil }
 
 func simdRowsTypes(int) map[Type]func(w, a []byte, n int, out []float32) { return nil }
+
+func simdLlamaF32(bool) func(w, a []byte, n int) float32 { return nil }

@@ -337,3 +337,34 @@ func TestSIMDMatVec(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDLlamaF32 checks that the AVX-512 F32 kernels are bit-identical to llama.cpp's
+// order as llamaorder.go writes it (dotF32Vec, dotF32Gemm).
+func TestSIMDLlamaF32(t *testing.T) {
+	defer setSIMDLevel(simdMaxLevel)
+	if setSIMDLevel(simdAVX512) != simdAVX512 {
+		t.Skip("no AVX-512")
+	}
+	r := rand.New(rand.NewPCG(21, 21))
+	for _, n := range []int{1, 15, 16, 17, 63, 64, 65, 100, 128, 1000, 2048, 4096 + 16, 4096 + 13} {
+		for trial := 0; trial < 8; trial++ {
+			w := make([]byte, 4*n)
+			a := make([]byte, 4*n)
+			for i, v := range simdRandomFloats(r, n, trial%2 == 1) {
+				binary.LittleEndian.PutUint32(w[4*i:], math.Float32bits(v))
+			}
+			for i, v := range simdRandomFloats(r, n, false) {
+				binary.LittleEndian.PutUint32(a[4*i:], math.Float32bits(v))
+			}
+			if got, want := dotKernels[F32](w, a, n), dotF32Vec(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("vec n=%d: %g, dotF32Vec %g", n, got, want)
+			}
+			if got, want := simdLlamaF32(false)(w, a, n), dotF32Vec(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("vec n=%d: %g, dotF32Vec %g", n, got, want)
+			}
+			if got, want := simdLlamaF32(true)(w, a, n), dotF32Gemm(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("gemm n=%d: %g, dotF32Gemm %g", n, got, want)
+			}
+		}
+	}
+}
