@@ -422,6 +422,9 @@ func (s *Store) phase() *PhaseStats {
 func (s *Store) Acquire(layer int, experts []int32) ([]model.ExpertWeights, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.io == nil {
+		return nil, errors.New("expert: the store is closed")
+	}
 	if layer < 0 || layer >= len(s.layerC) {
 		return nil, fmt.Errorf("expert: no layer %d", layer)
 	}
@@ -574,7 +577,12 @@ func (s *Store) releaseLocked(layer int) {
 // Close stops the readers and closes the direct I/O descriptor. The arena is freed with
 // the store.
 func (s *Store) Close() error {
-	if s == nil || s.io == nil {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.io == nil {
 		return nil
 	}
 	err := s.io.close()

@@ -554,6 +554,10 @@ func TestLRU(t *testing.T) {
 	if _, err := st.Acquire(7, []int32{0}); err == nil {
 		t.Fatal("layer 7 of 2 accepted")
 	}
+	st.Close()
+	if _, err := st.Acquire(0, []int32{6}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("Acquire after Close: %v", err)
+	}
 }
 
 // TestBadSizes: an arena below the minimum and a budget below the dense weights are clear
