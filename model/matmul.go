@@ -17,21 +17,27 @@ import (
 // in different orders.
 func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
-	dot := quant.LlamaKernel(w.Type, gemm)
-	if dot == nil {
-		dot = quant.Kernel(w.Type)
-	}
-	if ab < 0 || dot == nil {
+	mm := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}
+	if ab < 0 {
 		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}
 	if cap(act) < T*ab {
 		act = make([]byte, T*ab)
 	}
 	act = act[:T*ab]
+	// llama.cpp may quantize and sum some rows of a batch differently from the others
+	// (quant.LlamaMatMul.Row).
+	dots := make([]func(w, a []byte, n int) float32, T)
 	for t := 0; t < T; t++ {
-		if err := quant.QuantizeActivations(w.Type, x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab]); err != nil {
-			return act, err
+		quantize, dot := mm.Row(t)
+		if dot == nil {
+			dot = quant.Kernel(w.Type)
 		}
+		if quantize == nil || dot == nil {
+			return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
+		}
+		dots[t] = dot
+		quantize(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
 	rows, cols, rb := w.Rows, w.Cols, w.RowBytes
 	data := w.Data
@@ -39,7 +45,7 @@ func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out [
 		for r := lo; r < hi; r++ {
 			row := data[r*rb : (r+1)*rb]
 			for t := 0; t < T; t++ {
-				out[t*rows+r] = dot(row, act[t*ab:(t+1)*ab], cols)
+				out[t*rows+r] = dots[t](row, act[t*ab:(t+1)*ab], cols)
 			}
 		}
 	})

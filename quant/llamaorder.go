@@ -15,7 +15,8 @@ import (
 // path, for a dense weight times more than one row) or one dot product per row.
 
 // LlamaKernel returns the dot product that sums in llama.cpp's order for weight type t,
-// or nil when regolith has none for t (the caller then uses Kernel).
+// or nil when regolith has none for t (the caller then uses Kernel). It is the kernel for
+// types whose activation rows are all treated alike; LlamaMatMul.Row covers every type.
 func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 	switch t {
 	case Q8_0:
@@ -25,8 +26,44 @@ func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 			return dotF32Gemm
 		}
 		return dotF32Vec
+	case Q6_K:
+		return dotQ6_KLanes
 	}
 	return nil
+}
+
+// LlamaMatMul is one matrix product as llama.cpp's CPU backend computes it: a weight of
+// type Type with Rows rows times T activation rows. Gemm is as for LlamaKernel: a dense
+// weight (mul_mat) times more than one row, false for routed experts (mul_mat_id).
+type LlamaMatMul struct {
+	Type Type
+	Rows int
+	T    int
+	Gemm bool
+}
+
+// Row returns how llama.cpp computes activation row i (0 ≤ i < T): act converts the row into
+// VecDotType(Type)'s layout (what QuantizeActivations writes, possibly with other values),
+// and dot sums it with a weight row. dot is nil where regolith has no llama-order kernel for
+// the type (the caller then uses Kernel); act is nil where Type has no dot product.
+//
+// This is the one place where the row matters: Q4_K weights with a multiple of 8 rows are
+// repacked by llama.cpp (see llamaorder_k.go), and in a mul_mat the rows of each full group
+// of four take ggml_quantize_mat_q8_K_4x8 and the GEMM kernel, the T%4 rows left over
+// quantize_row_q8_K and the GEMV kernel.
+func (m LlamaMatMul) Row(i int) (act func(x []float32, dst []byte), dot func(w, a []byte, n int) float32) {
+	f := formats[m.Type]
+	if f == nil || f.dot == nil {
+		return nil, nil
+	}
+	act = formats[f.vecDot].act
+	if m.Type == Q4_K && m.Rows%8 == 0 {
+		if m.Gemm && i < m.T-m.T%4 {
+			return quantQ8K4x8Ref, dotQ4_KGemm
+		}
+		return act, dotQ4_KGemv
+	}
+	return act, LlamaKernel(m.Type, m.Gemm)
 }
 
 // hsum8 is ggml's hsum_float_8 (and tinyBLAS's hsum of a __m256): (hi+lo), then pairs.

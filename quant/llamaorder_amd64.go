@@ -2,8 +2,13 @@ package quant
 
 import "golang.org/x/sys/cpu"
 
-// dotQ8_0Lanes is dotQ8_0LanesRef, with AVX2 where the CPU has it (same bits).
-var dotQ8_0Lanes = dotQ8_0LanesRef
+// The llama-order kernels, with AVX2 where the CPU has it (same bits as the references).
+var (
+	dotQ8_0Lanes = dotQ8_0LanesRef
+	dotQ4_KGemv  = dotQ4_KGemvRef
+	dotQ4_KGemm  = dotQ4_KGemmRef
+	dotQ6_KLanes = dotQ6_KLanesRef
+)
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {

@@ -71,3 +71,59 @@ func BenchmarkDotQ8_0Lanes(b *testing.B) {
 		dotQ8_0Lanes(w, a, n)
 	}
 }
+
+// randKRows returns a weight row of type wt and a Q8_K activation row of n elements.
+func randKRows(r *rand.Rand, wt Type, n int) (w, a []byte, y []float32) {
+	x := make([]float32, n)
+	y = make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(4))))
+		y[i] = float32(r.NormFloat64())
+	}
+	wb, _ := wt.RowBytes(int64(n))
+	w = make([]byte, wb)
+	a = make([]byte, n/QK_K*q8kSize)
+	if err := QuantizeRow(wt, x, w); err != nil {
+		panic(err)
+	}
+	if err := QuantizeActivations(wt, y, a); err != nil {
+		panic(err)
+	}
+	return w, a, y
+}
+
+// The K-quant kernels compute DotRef's dot product up to float rounding, and the 4x8
+// activation quantizer is quantize_row_q8_K_ref but for the tie rule of its scale's sign.
+func TestLlamaOrderKQuants(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, nb := range []int{1, 2, 5} {
+		n := nb * QK_K
+		for trial := 0; trial < 40; trial++ {
+			for _, c := range []struct {
+				wt  Type
+				dot func(w, a []byte, n int) float32
+			}{{Q4_K, dotQ4_KGemvRef}, {Q4_K, dotQ4_KGemmRef}, {Q6_K, dotQ6_KLanesRef}} {
+				w, a, _ := randKRows(r, c.wt, n)
+				got, ref := c.dot(w, a, n), DotRef(c.wt, w, a, n)
+				if math.Abs(float64(got-ref)) > 1e-4*math.Abs(float64(ref))+1e-3 {
+					t.Fatalf("%s nb=%d: %v far from DotRef %v", c.wt, nb, got, ref)
+				}
+			}
+			_, a, y := randKRows(r, Q4_K, n)
+			b := make([]byte, len(a))
+			quantQ8K4x8Ref(y, b)
+			if string(a) != string(b) {
+				t.Fatalf("nb=%d: 4x8 quantization differs from quantize_row_q8_K without a tie", nb)
+			}
+		}
+	}
+	// A tie: +max after −max. The reference takes −max's sign, the 4x8 quantizer +max's.
+	y := make([]float32, QK_K)
+	y[3], y[7], y[9] = -2, 2, 0.5
+	a, b := make([]byte, q8kSize), make([]byte, q8kSize)
+	quantRefQ8_K(y, a)
+	quantQ8K4x8Ref(y, b)
+	if f32At(a, 0) != -f32At(b, 0) || int8(a[q8kQs+7]) != 127 || int8(b[q8kQs+7]) != -127 {
+		t.Fatalf("tie: d %v / %v, q[7] %d / %d", f32At(a, 0), f32At(b, 0), int8(a[q8kQs+7]), int8(b[q8kQs+7]))
+	}
+}
