@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/regolith/regolith/expert"
 	"github.com/regolith/regolith/gguf"
 	"github.com/regolith/regolith/internal/units"
 	"github.com/regolith/regolith/model"
@@ -20,15 +22,17 @@ func init() {
 
 // inspectReport is what `regolith inspect --json` prints.
 type inspectReport struct {
-	File       string         `json:"file"`
-	Version    uint32         `json:"gguf_version"`
-	Arch       string         `json:"arch"`
-	Hyper      map[string]any `json:"hyperparameters"`
-	Tensors    []tensorRow    `json:"tensors"`
-	Summary    model.Summary  `json:"summary"`
-	MemBudget  int64          `json:"mem_budget_bytes,omitempty"`
-	ArenaBytes int64          `json:"arena_bytes,omitempty"`
-	FitExperts int            `json:"experts_that_fit,omitempty"`
+	File        string         `json:"file"`
+	Version     uint32         `json:"gguf_version"`
+	Arch        string         `json:"arch"`
+	Hyper       map[string]any `json:"hyperparameters"`
+	Tensors     []tensorRow    `json:"tensors"`
+	Summary     model.Summary  `json:"summary"`
+	MemBudget   int64          `json:"mem_budget_bytes,omitempty"`
+	ArenaBytes  int64          `json:"arena_bytes,omitempty"`
+	FitExperts  int            `json:"experts_that_fit,omitempty"`
+	Budget      *expert.Budget `json:"budget,omitempty"` // the split of --mem, for runnable models
+	BudgetError string         `json:"budget_error,omitempty"`
 }
 
 type tensorRow struct {
@@ -71,7 +75,17 @@ func runInspect(args []string) error {
 		if r.MemBudget, err = units.ParseBytes(*mem); err != nil {
 			return err
 		}
+		// The split regolith run would make (context 4096, chunks of 512); for an
+		// architecture it cannot run yet, everything but the dense weights.
 		r.ArenaBytes = max(0, r.MemBudget-r.Summary.DenseBytes)
+		if m, err := model.Load(f); err == nil {
+			b, err := expert.Plan(m, f, r.MemBudget, expert.PlanOptions{Ctx: 4096, Chunk: 512, Threads: runtime.NumCPU()})
+			if err != nil {
+				r.BudgetError = err.Error()
+			} else {
+				r.Budget, r.ArenaBytes = &b, b.Arena
+			}
+		}
 		r.FitExperts = r.Summary.ExpertsThatFit(r.ArenaBytes)
 	}
 	if *asJSON {
@@ -108,12 +122,22 @@ func printInspect(w io.Writer, r *inspectReport, tensors bool) {
 	for _, ls := range s.ExpertLayers {
 		fmt.Fprintf(w, "  layer %-3d    %d experts × %s\n", ls.Layer, ls.Experts, units.FormatBytes(ls.BytesPerExp))
 	}
+	if r.Budget != nil {
+		fmt.Fprintf(w, "budget:        %s\n", r.Budget)
+	}
+	if r.BudgetError != "" {
+		fmt.Fprintf(w, "budget:        %s\n", strings.TrimPrefix(r.BudgetError, "expert: "))
+	}
 	if r.MemBudget > 0 {
 		pct := 0.0
 		if s.TotalExperts > 0 {
 			pct = 100 * float64(r.FitExperts) / float64(s.TotalExperts)
 		}
-		fmt.Fprintf(w, "with --mem %s: arena %s holds %d of %d experts (%.1f%%)\n",
-			units.FormatBytes(r.MemBudget), units.FormatBytes(r.ArenaBytes), r.FitExperts, s.TotalExperts, pct)
+		note := ""
+		if r.Budget == nil {
+			note = ", counting only the dense weights against the budget"
+		}
+		fmt.Fprintf(w, "with --mem %s: arena %s holds %d of %d experts (%.1f%%%s)\n",
+			units.FormatBytes(r.MemBudget), units.FormatBytes(r.ArenaBytes), r.FitExperts, s.TotalExperts, pct, note)
 	}
 }
