@@ -51,7 +51,7 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 		m[F16] = dotF16AVX2Go
 		m[BF16] = dotBF16AVX2Go
 	case simdAVX512:
-		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX512(&w[0], &a[0], n/32) }
+		m[Q8_0] = func(w, a []byte, n int) float32 { return dotQ8_0AVX2(&w[0], &a[0], n/32) }
 		m[F32] = dotF32AVX512Go
 		m[Q4_K] = func(w, a []byte, n int) float32 { return dotQ4_KAVX512(&w[0], &a[0], n/QK_K) }
 		m[IQ4_NL] = func(w, a []byte, n int) float32 { return dotIQ4_NLAVX2(&w[0], &a[0], n/32) }
@@ -76,12 +76,10 @@ func simdTypes(level int) map[Type]func(w, a []byte, n int) float32 {
 // kernel of the same level bit for bit.
 func simdRowsTypes(level int) map[Type]func(w, a []byte, n int, out []float32) {
 	m := map[Type]func(w, a []byte, n int, out []float32){}
-	if level >= simdAVX512 { // matches dotQ8_0AVX512, the Q8_0 kernel of this level only
-		m[Q8_0] = func(w, a []byte, n int, out []float32) {
-			dotQ8_0Rows4AVX512(&w[0], &a[0], len(a)/4, n/32, &out[0])
-		}
-	}
 	if level >= simdAVX2 {
+		m[Q8_0] = func(w, a []byte, n int, out []float32) {
+			dotQ8_0Rows4AVX2(&w[0], &a[0], len(a)/4, n/32, &out[0])
+		}
 		m[Q4_K] = func(w, a []byte, n int, out []float32) {
 			dotQ4_KRows4AVX2(&w[0], &a[0], len(a)/4, n/QK_K, &out[0])
 		}
@@ -217,9 +215,6 @@ func halfTail(w, a []byte, from, n int, conv func(uint16) float32) float32 {
 func dotQ8_0AVX2(w, a *byte, nb int) float32
 
 //go:noescape
-func dotQ8_0AVX512(w, a *byte, nb int) float32
-
-//go:noescape
 func dotF32AVX2(x, y *float32, n int) float32
 
 //go:noescape
@@ -306,4 +301,4 @@ func dotQ2_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 func dotQ3_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
-func dotQ8_0Rows4AVX512(w, a *byte, stride, nb int, out *float32)
+func dotQ8_0Rows4AVX2(w, a *byte, stride, nb int, out *float32)

@@ -36,3 +36,19 @@ func setSIMDLevel(level int) int {
 	simdLevel = level
 	return level
 }
+
+// simdLlamaVecDot returns the registered SIMD kernel for t when it sums in the order of
+// llama.cpp's x86 ggml_vec_dot_* for t (bit-identical, checked by TestSIMDLlamaOrder against
+// llama.cpp's own output), else nil. That is every quantized kernel here; note that llama.cpp
+// itself does not use vec_dot for weights it repacks on x86 (Q4_0, Q4_K, IQ4_NL with AVX2,
+// Q2_K with AVX-512). For F32 see simdLlamaF32.
+func simdLlamaVecDot(t Type) func(w, a []byte, n int) float32 {
+	if simdLevel < simdAVX2 {
+		return nil
+	}
+	switch t {
+	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4:
+		return dotKernels[t]
+	}
+	return nil
+}

@@ -261,12 +261,12 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
-// BenchmarkLlamaF32 compares the llama-order F32 kernels in Go (llamaorder.go) with the
+// BenchmarkLlamaF32 compares LlamaKernel(F32, gemm) (llamaorder.go) with the
 // AVX-512 ones (simdLlamaF32), on the 64 MiB F32 matrix.
 func BenchmarkLlamaF32(b *testing.B) {
 	for _, gemm := range []bool{false, true} {
 		name := map[bool]string{false: "vec", true: "gemm"}[gemm]
-		goK := map[bool]func(w, a []byte, n int) float32{false: dotF32Vec, true: dotF32Gemm}[gemm]
+		goK := LlamaKernel(F32, gemm)
 		b.Run(name+"/go", func(b *testing.B) { simdBenchDot(b, F32, goK) })
 		if f := simdLlamaF32(gemm); f != nil {
 			b.Run(name+"/asm", func(b *testing.B) { simdBenchDot(b, F32, f) })

@@ -2,8 +2,11 @@ package quant
 
 import (
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -141,6 +144,10 @@ func simdActValues(t Type, a []byte, n int) []float64 {
 // weight is d*scale*q - dmin*m (or d*q + m).
 var simdMinField = map[Type]int{Q4_1: 2, Q5_1: 2, Q2_K: 82, Q4_K: 2, Q5_K: 2}
 
+// simdOffsetQuants is the byte range in a block of the quants of the types whose kernels take
+// the constant offset of q through the activation block sums.
+var simdOffsetQuants = map[Type][2]int{Q6_K: {0, 192}}
+
 // simdBound is 1e-5·Σ|terms| (+ a tiny absolute term), the tolerance of a bounded kernel. The
 // terms are w_i·a_i; for types with a min, w_i = x+y is counted as |x|+|y| ≤ |x+y|+|x-y|,
 // with x-y dequantized from a copy whose min field is negated, so that cancellation between
@@ -159,6 +166,16 @@ func simdBound(t Type, w, a []byte, n int) float64 {
 		}
 	}
 	add(w)
+	if qs, ok := simdOffsetQuants[t]; ok {
+		// The kernel subtracts the offset (e.g. Q6_K's 32*d*sc) through bsums, as llama.cpp's
+		// AVX2 code does, so its lanes also hold the offset terms: count |offset·a| too, from a
+		// copy whose quants are zeroed (w_i = -offset).
+		w2 := append([]byte(nil), w...)
+		for b := 0; b < len(w2); b += t.TypeSize() {
+			clear(w2[b+qs[0] : b+qs[1]])
+		}
+		add(w2)
+	}
 	if off, ok := simdMinField[t]; ok {
 		w2 := append([]byte(nil), w...)
 		for b := 0; b < len(w2); b += t.TypeSize() {
@@ -356,14 +373,61 @@ func TestSIMDLlamaF32(t *testing.T) {
 			for i, v := range simdRandomFloats(r, n, false) {
 				binary.LittleEndian.PutUint32(a[4*i:], math.Float32bits(v))
 			}
-			if got, want := dotKernels[F32](w, a, n), dotF32Vec(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+			if got, want := dotKernels[F32](w, a, n), LlamaKernel(F32, false)(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("vec n=%d: %g, dotF32Vec %g", n, got, want)
 			}
-			if got, want := simdLlamaF32(false)(w, a, n), dotF32Vec(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+			if got, want := simdLlamaF32(false)(w, a, n), LlamaKernel(F32, false)(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("vec n=%d: %g, dotF32Vec %g", n, got, want)
 			}
-			if got, want := simdLlamaF32(true)(w, a, n), dotF32Gemm(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+			if got, want := simdLlamaF32(true)(w, a, n), LlamaKernel(F32, true)(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("gemm n=%d: %g, dotF32Gemm %g", n, got, want)
+			}
+		}
+	}
+}
+
+// TestSIMDLlamaOrder checks every quantized kernel, at every level, bit for bit against
+// llama.cpp's x86 vec_dot kernels on the vectors in testdata/simd_llama_dots.json (made by
+// testdata/simd_llama_harness.c), and the Q8_0 and Q6_K kernels against LlamaKernel's.
+func TestSIMDLlamaOrder(t *testing.T) {
+	raw, err := os.ReadFile("testdata/simd_llama_dots.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Type string
+		N    int
+		W, A string
+		Bits uint32
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	defer setSIMDLevel(simdMaxLevel)
+	for _, level := range simdLevels() {
+		setSIMDLevel(level)
+		for _, c := range cases {
+			typ, err := ParseType(c.Type)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, _ := hex.DecodeString(c.W)
+			a, _ := hex.DecodeString(c.A)
+			kern := dotKernels[typ]
+			if kern == nil {
+				t.Fatalf("%s: no %s kernel", simdLevelNames[level], typ)
+			}
+			if got := kern(w, a, c.N); math.Float32bits(got) != c.Bits {
+				t.Errorf("%s %s n=%d: %g, llama.cpp %g", simdLevelNames[level], typ, c.N, got, math.Float32frombits(c.Bits))
+			}
+			if simdLlamaVecDot(typ) == nil {
+				t.Errorf("%s: simdLlamaVecDot(%s) is nil", simdLevelNames[level], typ)
+			}
+			// Where llamaorder.go has a vec_dot-order kernel of its own, it must agree too.
+			if typ == Q8_0 || typ == Q6_K {
+				if got, want := kern(w, a, c.N), LlamaKernel(typ, false)(w, a, c.N); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("%s %s n=%d: %g, LlamaKernel %g", simdLevelNames[level], typ, c.N, got, want)
+				}
 			}
 		}
 	}
