@@ -22,7 +22,7 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 func silu(x float32) float32 { return x / (1 + expf(-x)) }
 
 // rope holds the cos/sin table of NeoX rotary embedding for one position, computed as
-// ggml's rope_cache_init does (theta multiplied step by step in float32).
+// ggml's rope_cache_init does (theta multiplied step by step in float32, glibc's cosf/sinf).
 type rope struct {
 	dims      int
 	thetaStep float32
@@ -41,8 +41,8 @@ func newRope(dims int, base float32) *rope {
 func (r *rope) at(pos int) {
 	theta := float32(pos)
 	for i := range r.cos {
-		r.cos[i] = float32(math.Cos(float64(theta)))
-		r.sin[i] = float32(math.Sin(float64(theta)))
+		r.cos[i] = cosf(theta)
+		r.sin[i] = sinf(theta)
 		theta *= r.thetaStep
 	}
 }
