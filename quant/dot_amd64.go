@@ -140,6 +140,19 @@ func dotF32GemmAVX512Go(w, a []byte, n int) float32 {
 	return dotF32GemmAVX512((*float32)(unsafe.Pointer(&w[0])), (*float32)(unsafe.Pointer(&a[0])), n)
 }
 
+// simdLlamaQ4_K returns Q4_K kernels in the order of llama.cpp's repacked q4_K_8x8_q8_K GEMV
+// (gemm false) or GEMM kernels, bit-identical to llamaorder_k.go's dotQ4_KGemvRef and
+// dotQ4_KGemmRef (TestSIMDLlamaQ4_K), or nil below the AVX2 level.
+func simdLlamaQ4_K(gemm bool) func(w, a []byte, n int) float32 {
+	if simdLevel < simdAVX2 {
+		return nil
+	}
+	if gemm {
+		return func(w, a []byte, n int) float32 { return dotQ4_KGemmAVX2(&w[0], &a[0], n/QK_K) }
+	}
+	return func(w, a []byte, n int) float32 { return dotQ4_KGemvAVX2(&w[0], &a[0], n/QK_K) }
+}
+
 // simdLlamaF32 returns F32 kernels that sum in llama.cpp's AVX-512 order, bit-identical to
 // dotF32Gemm (gemm) or dotF32Vec (!gemm), or nil below the AVX-512 level. LlamaKernel can
 // return them instead of the plain-Go ones.
@@ -302,3 +315,9 @@ func dotQ3_KRows4AVX2(w, a *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ8_0Rows4AVX2(w, a *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ4_KGemvAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ4_KGemmAVX2(w, a *byte, nb int) float32

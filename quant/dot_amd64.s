@@ -3905,3 +3905,270 @@ q80r4done:
 	VMOVSS       X3, 12(AX)
 	VZEROUPPER
 	RET
+
+// ---------------------------------------------------------------------------
+// Q4_K in the order of llama.cpp's repacked q4_K_8x8_q8_K kernels, as llamaorder_k.go
+// writes it (dotQ4_KGemvRef, dotQ4_KGemmRef): per super-block the exact integer sums of the
+// four 64-element chunks (isum) and of the mins (imin) are folded into two scalar
+// accumulators, once per super-block (GEMV) or once per chunk (GEMM); the result is
+// acc - accMin.
+
+// func dotQ4_KGemvAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4_KGemvAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       X0, X0, X0
+	VXORPS       X12, X12, X12
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ        CX, CX
+	JZ           dotQ4_KGemvAVX2done
+
+dotQ4_KGemvAVX2loop:
+	MOVL  4(SI), AX
+	MOVL  8(SI), BX
+	MOVL  12(SI), DX
+	MOVL  DX, R8
+	SHRL  $4, R8
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  BX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R8
+	MOVL  BX, R10
+	ANDL  $0x3f3f3f3f, R10
+	ANDL  $0x0f0f0f0f, DX
+	MOVL  AX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, DX
+	ANDL  $0x3f3f3f3f, AX
+	SHLQ  $32, DX
+	ORQ   DX, AX
+	SHLQ  $32, R8
+	ORQ   R8, R10
+
+	// X3 = imin[0..3] (exact int32), Y1 = scales as words in both lanes.
+	VMOVQ       R10, X2
+	VPMOVZXBW   X2, X2
+	VMOVDQU     260(DI), X3
+	VPHADDW     276(DI), X3, X3
+	VPMADDWD    X3, X2, X3
+	VMOVQ       AX, X1
+	VPMOVZXBW   X1, X1
+	VINSERTI128 $1, X1, Y1, Y1
+	VMOVDQU    16(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 4(DI), Y4, Y4
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+0(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y13
+	VMOVDQU    48(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 68(DI), Y4, Y4
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+64(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y14
+	VMOVDQU    80(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 132(DI), Y4, Y4
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+128(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+160(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y15
+	VMOVDQU    112(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 196(DI), Y4, Y4
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+192(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+224(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y2
+	// X2 = isum[0..3]: the four 64-element chunk sums (exact int32).
+	VPHADDD      Y14, Y13, Y13
+	VPHADDD      Y2, Y15, Y15
+	VPHADDD      Y15, Y13, Y13
+	VEXTRACTI128 $1, Y13, X2
+	VPADDD       X13, X2, X2
+
+	// X8 = [d*da, dmin*da]
+	MOVL         (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (DI), X9
+	VMULPS       X9, X8, X8
+	VMOVSHDUP    X8, X10
+	// GEMV: acc = fma(float(Σ isum), d, acc); accMin likewise.
+	VPHADDD     X2, X2, X2
+	VPHADDD     X2, X2, X2
+	VCVTDQ2PS   X2, X2
+	VFMADD231SS X8, X2, X0
+	VPHADDD     X3, X3, X3
+	VPHADDD     X3, X3, X3
+	VCVTDQ2PS   X3, X3
+	VFMADD231SS X10, X3, X12
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  dotQ4_KGemvAVX2loop
+
+dotQ4_KGemvAVX2done:
+	VSUBSS X12, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotQ4_KGemmAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4_KGemmAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         a+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       X0, X0, X0
+	VXORPS       X12, X12, X12
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	TESTQ        CX, CX
+	JZ           dotQ4_KGemmAVX2done
+
+dotQ4_KGemmAVX2loop:
+	MOVL  4(SI), AX
+	MOVL  8(SI), BX
+	MOVL  12(SI), DX
+	MOVL  DX, R8
+	SHRL  $4, R8
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  BX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, R8
+	MOVL  BX, R10
+	ANDL  $0x3f3f3f3f, R10
+	ANDL  $0x0f0f0f0f, DX
+	MOVL  AX, R9
+	SHRL  $6, R9
+	ANDL  $0x03030303, R9
+	SHLL  $4, R9
+	ORL   R9, DX
+	ANDL  $0x3f3f3f3f, AX
+	SHLQ  $32, DX
+	ORQ   DX, AX
+	SHLQ  $32, R8
+	ORQ   R8, R10
+
+	// X3 = imin[0..3] (exact int32), Y1 = scales as words in both lanes.
+	VMOVQ       R10, X2
+	VPMOVZXBW   X2, X2
+	VMOVDQU     260(DI), X3
+	VPHADDW     276(DI), X3, X3
+	VPMADDWD    X3, X2, X3
+	VMOVQ       AX, X1
+	VPMOVZXBW   X1, X1
+	VINSERTI128 $1, X1, Y1, Y1
+	VMOVDQU    16(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 4(DI), Y4, Y4
+	VPMADDUBSW 36(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+0(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+32(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y13
+	VMOVDQU    48(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 68(DI), Y4, Y4
+	VPMADDUBSW 100(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+64(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+96(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y14
+	VMOVDQU    80(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 132(DI), Y4, Y4
+	VPMADDUBSW 164(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+128(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+160(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y15
+	VMOVDQU    112(SI), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y4, Y4
+	VPAND      Y11, Y5, Y5
+	VPMADDUBSW 196(DI), Y4, Y4
+	VPMADDUBSW 228(DI), Y5, Y5
+	VPSHUFB    q4kShuf<>+192(SB), Y1, Y6
+	VPSHUFB    q4kShuf<>+224(SB), Y1, Y7
+	VPMADDWD   Y6, Y4, Y4
+	VPMADDWD   Y7, Y5, Y5
+	VPADDD     Y5, Y4, Y2
+	// X2 = isum[0..3]: the four 64-element chunk sums (exact int32).
+	VPHADDD      Y14, Y13, Y13
+	VPHADDD      Y2, Y15, Y15
+	VPHADDD      Y15, Y13, Y13
+	VEXTRACTI128 $1, Y13, X2
+	VPADDD       X13, X2, X2
+
+	// X8 = [d*da, dmin*da]
+	MOVL         (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (DI), X9
+	VMULPS       X9, X8, X8
+	VMOVSHDUP    X8, X10
+	// GEMM: acc = fma(float(isum[p]), d, acc) for p = 0..3; accMin likewise.
+	VCVTDQ2PS   X2, X2
+	VCVTDQ2PS   X3, X3
+	VFMADD231SS X8, X2, X0
+	VFMADD231SS X10, X3, X12
+	VMOVSHDUP   X2, X4
+	VMOVSHDUP   X3, X5
+	VFMADD231SS X8, X4, X0
+	VFMADD231SS X10, X5, X12
+	VPERMILPS   $0x0E, X2, X4
+	VPERMILPS   $0x0E, X3, X5
+	VFMADD231SS X8, X4, X0
+	VFMADD231SS X10, X5, X12
+	VPERMILPS   $0x0F, X2, X4
+	VPERMILPS   $0x0F, X3, X5
+	VFMADD231SS X8, X4, X0
+	VFMADD231SS X10, X5, X12
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  dotQ4_KGemmAVX2loop
+
+dotQ4_KGemmAVX2done:
+	VSUBSS X12, X0, X0
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET

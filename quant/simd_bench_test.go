@@ -273,3 +273,20 @@ func BenchmarkLlamaF32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLlamaQ4_K compares the llama-order Q4_K kernels LlamaMatMul picks (Go) with
+// simdLlamaQ4_K, on the 64 MiB Q4_K matrix.
+func BenchmarkLlamaQ4_K(b *testing.B) {
+	_, gemv := LlamaMatMul{Type: Q4_K, Rows: 8, T: 1}.Row(0)
+	_, gemm := LlamaMatMul{Type: Q4_K, Rows: 8, T: 4, Gemm: true}.Row(0)
+	for _, g := range []bool{false, true} {
+		name := map[bool]string{false: "gemv", true: "gemm"}[g]
+		ref := map[bool]func(w, a []byte, n int) float32{false: gemv, true: gemm}[g]
+		if ref != nil {
+			b.Run(name+"/go", func(b *testing.B) { simdBenchDot(b, Q4_K, ref) })
+		}
+		if f := simdLlamaQ4_K(g); f != nil {
+			b.Run(name+"/asm", func(b *testing.B) { simdBenchDot(b, Q4_K, f) })
+		}
+	}
+}

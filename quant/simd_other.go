@@ -11,3 +11,5 @@ func simdTypes(int) map[Type]func(w, a []byte, n int) float32 { return nil }
 func simdRowsTypes(int) map[Type]func(w, a []byte, n int, out []float32) { return nil }
 
 func simdLlamaF32(bool) func(w, a []byte, n int) float32 { return nil }
+
+func simdLlamaQ4_K(bool) func(w, a []byte, n int) float32 { return nil }

@@ -432,3 +432,38 @@ func TestSIMDLlamaOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDLlamaQ4_K checks simdLlamaQ4_K bit for bit against the Q4_K kernels LlamaMatMul
+// picks (llamaorder_k.go: the repacked GEMV for single rows, the GEMM for groups of four).
+func TestSIMDLlamaQ4_K(t *testing.T) {
+	if simdLlamaQ4_K(false) == nil {
+		t.Skip("no AVX2")
+	}
+	_, gemv := LlamaMatMul{Type: Q4_K, Rows: 8, T: 1}.Row(0)
+	_, gemm := LlamaMatMul{Type: Q4_K, Rows: 8, T: 4, Gemm: true}.Row(0)
+	r := rand.New(rand.NewPCG(31, 31))
+	for _, nb := range []int{1, 2, 3, 8, 9, 16} {
+		n := nb * QK_K
+		for trial := 0; trial < 16; trial++ {
+			var w []byte
+			if trial%2 == 0 {
+				w = make([]byte, nb*144)
+				if err := QuantizeRow(Q4_K, simdRandomFloats(r, n, trial%4 == 2), w); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				w = simdRawBlocks(r, Q4_K, nb)
+			}
+			a := make([]byte, ActivationBytes(Q4_K, n))
+			if err := QuantizeActivations(Q4_K, simdRandomFloats(r, n, trial%3 == 1), a); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := simdLlamaQ4_K(false)(w, a, n), gemv(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("GEMV n=%d trial %d: %g, reference %g", n, trial, got, want)
+			}
+			if got, want := simdLlamaQ4_K(true)(w, a, n), gemm(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("GEMM n=%d trial %d: %g, reference %g", n, trial, got, want)
+			}
+		}
+	}
+}
