@@ -153,6 +153,19 @@ func simdLlamaQ4_K(gemm bool) func(w, a []byte, n int) float32 {
 	return func(w, a []byte, n int) float32 { return dotQ4_KGemvAVX2(&w[0], &a[0], n/QK_K) }
 }
 
+// simdLlamaQ4_KGemmRows4 computes out[r] = simdLlamaQ4_K(true)(w, a[r*ab:(r+1)*ab], n) for
+// the 4 Q8_K activation rows back to back in a (ab bytes each), bit for bit, unpacking the
+// weights once (prefill). It returns false, doing nothing, below the AVX2 level or when the
+// lengths do not match.
+func simdLlamaQ4_KGemmRows4(w, a []byte, n int, out []float32) bool {
+	ab := ActivationBytes(Q4_K, n)
+	if simdLevel < simdAVX2 || n <= 0 || n%QK_K != 0 || len(w) != n/QK_K*144 || len(a) != 4*ab || len(out) < 4 {
+		return false
+	}
+	dotQ4_KGemmRows4AVX2(&w[0], &a[0], ab, n/QK_K, &out[0])
+	return true
+}
+
 // simdLlamaF32 returns F32 kernels that sum in llama.cpp's AVX-512 order, bit-identical to
 // dotF32Gemm (gemm) or dotF32Vec (!gemm), or nil below the AVX-512 level. LlamaKernel can
 // return them instead of the plain-Go ones.
@@ -321,3 +334,6 @@ func dotQ4_KGemvAVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func dotQ4_KGemmAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ4_KGemmRows4AVX2(w, a *byte, stride, nb int, out *float32)

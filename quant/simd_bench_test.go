@@ -274,11 +274,10 @@ func BenchmarkLlamaF32(b *testing.B) {
 	}
 }
 
-// BenchmarkLlamaQ4_K compares the llama-order Q4_K kernels LlamaMatMul picks (Go) with
+// BenchmarkLlamaQ4_K compares the llama-order Q4_K references (llamaorder_k.go, Go) with
 // simdLlamaQ4_K, on the 64 MiB Q4_K matrix.
 func BenchmarkLlamaQ4_K(b *testing.B) {
-	_, gemv := LlamaMatMul{Type: Q4_K, Rows: 8, T: 1}.Row(0)
-	_, gemm := LlamaMatMul{Type: Q4_K, Rows: 8, T: 4, Gemm: true}.Row(0)
+	gemv, gemm := dotQ4_KGemvRef, dotQ4_KGemmRef
 	for _, g := range []bool{false, true} {
 		name := map[bool]string{false: "gemv", true: "gemm"}[g]
 		ref := map[bool]func(w, a []byte, n int) float32{false: gemv, true: gemm}[g]
@@ -288,5 +287,37 @@ func BenchmarkLlamaQ4_K(b *testing.B) {
 		if f := simdLlamaQ4_K(g); f != nil {
 			b.Run(name+"/asm", func(b *testing.B) { simdBenchDot(b, Q4_K, f) })
 		}
+	}
+}
+
+// BenchmarkLlamaQ4_KRows4 compares simdLlamaQ4_KGemmRows4 with 4 calls of the one-row GEMM
+// kernel, per weight row of the 64 MiB matrix (SetBytes = weight row bytes).
+func BenchmarkLlamaQ4_KRows4(b *testing.B) {
+	f := simdLlamaQ4_K(true)
+	if f == nil {
+		b.Skip("no AVX2")
+	}
+	w, rowBytes, a1 := simdBenchMatrix(b, Q4_K, simdBenchBytes)
+	ab := len(a1)
+	a := make([]byte, 4*ab)
+	for r := 0; r < 4; r++ {
+		copy(a[r*ab:], a1)
+	}
+	out := make([]float32, 4)
+	rows := len(w) / rowBytes
+	for _, mode := range []string{"rows4", "gemm4"} {
+		b.Run(mode, func(b *testing.B) {
+			b.SetBytes(int64(rowBytes))
+			for i := 0; i < b.N; i++ {
+				wr := w[(i%rows)*rowBytes : (i%rows+1)*rowBytes]
+				if mode == "rows4" {
+					simdLlamaQ4_KGemmRows4(wr, a, simdBenchN, out)
+				} else {
+					for r := 0; r < 4; r++ {
+						out[r] = f(wr, a[r*ab:(r+1)*ab], simdBenchN)
+					}
+				}
+			}
+		})
 	}
 }

@@ -13,3 +13,5 @@ func simdRowsTypes(int) map[Type]func(w, a []byte, n int, out []float32) { retur
 func simdLlamaF32(bool) func(w, a []byte, n int) float32 { return nil }
 
 func simdLlamaQ4_K(bool) func(w, a []byte, n int) float32 { return nil }
+
+func simdLlamaQ4_KGemmRows4(w, a []byte, n int, out []float32) bool { return false }

@@ -433,14 +433,13 @@ func TestSIMDLlamaOrder(t *testing.T) {
 	}
 }
 
-// TestSIMDLlamaQ4_K checks simdLlamaQ4_K bit for bit against the Q4_K kernels LlamaMatMul
-// picks (llamaorder_k.go: the repacked GEMV for single rows, the GEMM for groups of four).
+// TestSIMDLlamaQ4_K checks simdLlamaQ4_K bit for bit against llamaorder_k.go's references of
+// llama.cpp's repacked Q4_K kernels (dotQ4_KGemvRef, dotQ4_KGemmRef).
 func TestSIMDLlamaQ4_K(t *testing.T) {
 	if simdLlamaQ4_K(false) == nil {
 		t.Skip("no AVX2")
 	}
-	_, gemv := LlamaMatMul{Type: Q4_K, Rows: 8, T: 1}.Row(0)
-	_, gemm := LlamaMatMul{Type: Q4_K, Rows: 8, T: 4, Gemm: true}.Row(0)
+	gemv, gemm := dotQ4_KGemvRef, dotQ4_KGemmRef
 	r := rand.New(rand.NewPCG(31, 31))
 	for _, nb := range []int{1, 2, 3, 8, 9, 16} {
 		n := nb * QK_K
@@ -463,6 +462,21 @@ func TestSIMDLlamaQ4_K(t *testing.T) {
 			}
 			if got, want := simdLlamaQ4_K(true)(w, a, n), gemm(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("GEMM n=%d trial %d: %g, reference %g", n, trial, got, want)
+			}
+			a4 := make([]byte, 4*len(a))
+			for i := 0; i < 4; i++ {
+				if err := QuantizeActivations(Q4_K, simdRandomFloats(r, n, i%2 == 0), a4[i*len(a):(i+1)*len(a)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := make([]float32, 4)
+			if !simdLlamaQ4_KGemmRows4(w, a4, n, out) {
+				t.Fatal("simdLlamaQ4_KGemmRows4 refused")
+			}
+			for i := range out {
+				if want := gemm(w, a4[i*len(a):(i+1)*len(a)], n); math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Fatalf("GEMM rows4 n=%d trial %d row %d: %g, reference %g", n, trial, i, out[i], want)
+				}
 			}
 		}
 	}
