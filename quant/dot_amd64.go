@@ -15,6 +15,10 @@ import (
 // Every kernel is "bounded": its integer sub-sums are exact and its float accumulation is
 // deterministic, but in a different order from DotRef's, so the result equals the reference
 // within float rounding (|fast-ref| <= 1e-5*sum|w_i*a_i| + tiny, checked by simd_test.go).
+// The quantized kernels sum in llama.cpp's x86 vec_dot order, bit for bit (simdLlamaVecDot,
+// TestSIMDLlamaOrder); simdLlamaQ4_K gives llama.cpp's repacked Q4_K GEMV/GEMM order and
+// simdLlamaF32 its AVX-512 F32 orders. Activations are assumed in [-127, 127] (what
+// QuantizeActivations writes): Q8_0, IQ4_NL, IQ4_XS and MXFP4 use VPSIGNB, as llama.cpp does.
 
 // simdDetect returns the best level this CPU supports.
 func simdDetect() int {

@@ -2,7 +2,10 @@
 // Register layout and algorithms are regolith's own; block layouts follow ggml-common.h.
 // Every kernel here is "bounded": integer sub-sums are exact and the float accumulation
 // is deterministic but in a different order from DotRef, so results agree with the
-// reference within float rounding (see simd_test.go for the tolerance).
+// reference within float rounding (see simd_test.go for the tolerance). The quantized
+// kernels registered in dotKernels sum in the order of llama.cpp's x86 ggml_vec_dot_* (bit
+// for bit, TestSIMDLlamaOrder); Q8_0, IQ4_NL and MXFP4 use VPSIGNB like llama.cpp, so like it
+// they assume activations in [-127, 127], which QuantizeActivations guarantees (IQ4_XS too).
 
 #include "textflag.h"
 
