@@ -17,35 +17,39 @@ import (
 // in different orders.
 func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
-	mm := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}
-	if ab < 0 {
+	split, head, tail, ok := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}.Kernels()
+	if head.Dot == nil {
+		head.Dot = quant.Kernel(w.Type)
+	}
+	if tail.Dot == nil {
+		tail.Dot = quant.Kernel(w.Type)
+	}
+	if ab < 0 || !ok || head.Dot == nil || tail.Dot == nil {
 		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}
 	if cap(act) < T*ab {
 		act = make([]byte, T*ab)
 	}
 	act = act[:T*ab]
-	// llama.cpp may quantize and sum some rows of a batch differently from the others
-	// (quant.LlamaMatMul.Row).
-	dots := make([]func(w, a []byte, n int) float32, T)
+	// llama.cpp may quantize and sum the first rows of a batch differently from the rest
+	// (quant.LlamaMatMul.Kernels).
 	for t := 0; t < T; t++ {
-		quantize, dot := mm.Row(t)
-		if dot == nil {
-			dot = quant.Kernel(w.Type)
+		k := head
+		if t >= split {
+			k = tail
 		}
-		if quantize == nil || dot == nil {
-			return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
-		}
-		dots[t] = dot
-		quantize(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
+		k.Act(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
 	rows, cols, rb := w.Rows, w.Cols, w.RowBytes
 	data := w.Data
 	pool.For(rows, 16, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := data[r*rb : (r+1)*rb]
-			for t := 0; t < T; t++ {
-				out[t*rows+r] = dots[t](row, act[t*ab:(t+1)*ab], cols)
+			for t := 0; t < split; t++ {
+				out[t*rows+r] = head.Dot(row, act[t*ab:(t+1)*ab], cols)
+			}
+			for t := split; t < T; t++ {
+				out[t*rows+r] = tail.Dot(row, act[t*ab:(t+1)*ab], cols)
 			}
 		}
 	})

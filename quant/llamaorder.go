@@ -15,8 +15,9 @@ import (
 // path, for a dense weight times more than one row) or one dot product per row.
 
 // LlamaKernel returns the dot product that sums in llama.cpp's order for weight type t,
-// or nil when regolith has none for t (the caller then uses Kernel). It is the kernel for
-// types whose activation rows are all treated alike; LlamaMatMul.Row covers every type.
+// or nil when regolith has none for t (the caller then uses Kernel). These are the
+// references (plain Go, or assembly checked bit for bit against it); LlamaMatMul.Kernels
+// gives the fastest kernels with the same bits, and covers Q4_K, whose rows differ.
 func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 	switch t {
 	case Q8_0:
@@ -27,7 +28,7 @@ func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 		}
 		return dotF32Vec
 	case Q6_K:
-		return dotQ6_KLanes
+		return dotQ6_KLanesRef
 	}
 	return nil
 }
@@ -42,15 +43,23 @@ type LlamaMatMul struct {
 	Gemm bool
 }
 
-// Row returns how llama.cpp computes activation row i (0 ≤ i < T): act converts the row into
-// VecDotType(Type)'s layout (what QuantizeActivations writes, possibly with other values),
-// and dot sums it with a weight row. dot is nil where regolith has no llama-order kernel for
-// the type (the caller then uses Kernel); act is nil where Type has no dot product.
+// LlamaRows is how llama.cpp computes some activation rows of a product: Act converts a
+// row into VecDotType(t)'s layout (what QuantizeActivations writes, possibly with other
+// values) and Dot sums it with a weight row. Dot is nil where regolith has no llama-order
+// kernel for the type (the caller then uses Kernel).
+type LlamaRows struct {
+	Act func(x []float32, dst []byte)
+	Dot func(w, a []byte, n int) float32
+}
+
+// Row returns the reference kernels (plain Go: llamaorder*.go) for activation row i:
+// i < split of Kernels takes its head, the rest its tail. act and dot are nil when Type
+// has no dot product; dot alone is nil when regolith has no llama-order kernel for it.
 //
-// This is the one place where the row matters: Q4_K weights with a multiple of 8 rows are
-// repacked by llama.cpp (see llamaorder_k.go), and in a mul_mat the rows of each full group
-// of four take ggml_quantize_mat_q8_K_4x8 and the GEMM kernel, the T%4 rows left over
-// quantize_row_q8_K and the GEMV kernel.
+// Rows differ only for Q4_K weights with a multiple of 8 rows, which llama.cpp repacks
+// (see llamaorder_k.go): in a mul_mat the rows of the full groups of four take
+// ggml_quantize_mat_q8_K_4x8 and the GEMM kernel, the T%4 rows left over quantize_row_q8_K
+// and the GEMV kernel; mul_mat_id (Gemm false) takes the latter for every row.
 func (m LlamaMatMul) Row(i int) (act func(x []float32, dst []byte), dot func(w, a []byte, n int) float32) {
 	f := formats[m.Type]
 	if f == nil || f.dot == nil {
@@ -59,11 +68,49 @@ func (m LlamaMatMul) Row(i int) (act func(x []float32, dst []byte), dot func(w, 
 	act = formats[f.vecDot].act
 	if m.Type == Q4_K && m.Rows%8 == 0 {
 		if m.Gemm && i < m.T-m.T%4 {
-			return quantQ8K4x8Ref, dotQ4_KGemm
+			return quantQ8K4x8Ref, dotQ4_KGemmRef
 		}
-		return act, dotQ4_KGemv
+		return act, dotQ4_KGemvRef
 	}
 	return act, LlamaKernel(m.Type, m.Gemm)
+}
+
+// Kernels returns how llama.cpp computes the T activation rows, with the fastest kernels
+// that give Row's bits (quant's SIMD kernels in llama.cpp's order where the CPU has them,
+// each tested bit for bit against Row's): rows [0, split) by head, rows [split, T) by tail.
+// ok is false when Type has no dot product.
+func (m LlamaMatMul) Kernels() (split int, head, tail LlamaRows, ok bool) {
+	split = m.T
+	if m.Type == Q4_K && m.Rows%8 == 0 && m.Gemm {
+		split = m.T - m.T%4
+	}
+	head.Act, head.Dot = m.Row(0)
+	tail.Act, tail.Dot = m.Row(m.T - 1)
+	if head.Act == nil {
+		return 0, head, tail, false
+	}
+	head.Dot, tail.Dot = fastLlama(m, head.Dot, 0 < split), fastLlama(m, tail.Dot, m.T-1 < split)
+	return split, head, tail, true
+}
+
+// fastLlama returns a SIMD kernel with the bits of ref (Row's kernel for a row of m that is
+// in the GEMM group when inGemm), or ref.
+func fastLlama(m LlamaMatMul, ref func(w, a []byte, n int) float32, inGemm bool) func(w, a []byte, n int) float32 {
+	var k func(w, a []byte, n int) float32
+	switch m.Type {
+	case Q4_K:
+		if m.Rows%8 == 0 {
+			k = simdLlamaQ4_K(m.Gemm && inGemm)
+		}
+	case Q6_K:
+		k = simdLlamaVecDot(Q6_K)
+	case F32:
+		k = simdLlamaF32(m.Gemm)
+	}
+	if k == nil {
+		return ref
+	}
+	return k
 }
 
 // hsum8 is ggml's hsum_float_8 (and tinyBLAS's hsum of a __m256): (hi+lo), then pairs.

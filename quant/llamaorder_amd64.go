@@ -7,7 +7,6 @@ var (
 	dotQ8_0Lanes = dotQ8_0LanesRef
 	dotQ4_KGemv  = dotQ4_KGemvRef
 	dotQ4_KGemm  = dotQ4_KGemmRef
-	dotQ6_KLanes = dotQ6_KLanesRef
 )
 
 func init() {

@@ -127,3 +127,56 @@ func TestLlamaOrderKQuants(t *testing.T) {
 		t.Fatalf("tie: d %v / %v, q[7] %d / %d", f32At(a, 0), f32At(b, 0), int8(a[q8kQs+7]), int8(b[q8kQs+7]))
 	}
 }
+
+// LlamaMatMul.Kernels gives Row's bits: its SIMD kernels equal the references, for every row
+// of a batch with a GEMM group and left-over rows, and for single rows and experts.
+func TestLlamaMatMulKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, wt := range []Type{Q4_K, Q6_K, Q8_0, F32} {
+		for _, mm := range []LlamaMatMul{
+			{Type: wt, Rows: 8, T: 7, Gemm: true}, {Type: wt, Rows: 8, T: 1}, {Type: wt, Rows: 8, T: 5},
+			{Type: wt, Rows: 12, T: 6, Gemm: true},
+		} {
+			split, head, tail, ok := mm.Kernels()
+			if !ok {
+				t.Fatalf("%s: no kernels", wt)
+			}
+			for _, n := range []int{QK_K, 3 * QK_K} {
+				wb, _ := wt.RowBytes(int64(n))
+				ab := ActivationBytes(wt, n)
+				for i := 0; i < mm.T; i++ {
+					k := head
+					if i >= split {
+						k = tail
+					}
+					refAct, refDot := mm.Row(i)
+					if refDot == nil {
+						refDot = Kernel(wt)
+					}
+					if k.Dot == nil {
+						k.Dot = Kernel(wt)
+					}
+					for trial := 0; trial < 8; trial++ {
+						x, y := make([]float32, n), make([]float32, n)
+						for j := range x {
+							x[j] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(4))))
+							y[j] = float32(r.NormFloat64())
+						}
+						w, a, b := make([]byte, wb), make([]byte, ab), make([]byte, ab)
+						if err := QuantizeRow(wt, x, w); err != nil {
+							t.Fatal(err)
+						}
+						k.Act(y, a)
+						refAct(y, b)
+						if string(a) != string(b) {
+							t.Fatalf("%s %+v row %d: activations differ", wt, mm, i)
+						}
+						if got, want := k.Dot(w, a, n), refDot(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("%s %+v row %d n=%d: %v, reference %v", wt, mm, i, n, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
