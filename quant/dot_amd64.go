@@ -202,13 +202,19 @@ func dotF16AVX2Go(w, a []byte, n int) float32 {
 	return s + halfTail(w, a, m, n, FP16ToFP32)
 }
 
+// dotF16AVX512Go follows ggml_vec_dot_f16's AVX-512 order (without AVX512-FP16): four
+// 16-lane accumulators over steps of 64, folded 0+2, 1+3, 0+1, reduced, then the rest added
+// in float64 one product at a time, as read from llama.cpp's vec.cpp and simd-mappings.h.
 func dotF16AVX512Go(w, a []byte, n int) float32 {
 	m := n &^ 63
-	var s float32
+	var s float64
 	if m > 0 {
-		s = dotF16AVX512((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m)
+		s = float64(dotF16AVX512((*uint16)(unsafe.Pointer(&w[0])), (*uint16)(unsafe.Pointer(&a[0])), m))
 	}
-	return s + halfTail(w, a, m, n, FP16ToFP32)
+	for i := m; i < n; i++ {
+		s += float64(FP16ToFP32(binary.LittleEndian.Uint16(w[2*i:])) * FP16ToFP32(binary.LittleEndian.Uint16(a[2*i:])))
+	}
+	return float32(s)
 }
 
 func dotBF16AVX2Go(w, a []byte, n int) float32 {

@@ -208,9 +208,10 @@ f16z2loop:
 	JNZ         f16z2loop
 
 f16z2done:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
+	// GGML_F32Cx16_REDUCE order: 0+2, 1+3, then 0+1, then _mm512_reduce_add_ps.
 	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
 	REDUCE16
 	VZEROUPPER
 	MOVSS  X0, ret+24(FP)
@@ -304,9 +305,10 @@ bf16z2loop:
 	JNZ         bf16z2loop
 
 bf16z2done:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
+	// GGML_F32Cx16_REDUCE order: 0+2, 1+3, then 0+1, then _mm512_reduce_add_ps.
 	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
 	REDUCE16
 	VZEROUPPER
 	MOVSS  X0, ret+24(FP)

@@ -481,3 +481,57 @@ func TestSIMDLlamaQ4_K(t *testing.T) {
 		}
 	}
 }
+
+// simdF16LlamaOrder is ggml_vec_dot_f16's AVX-512 order written out in Go (see dotF16AVX512Go).
+func simdF16LlamaOrder(w, a []byte, n int) float32 {
+	var sum [4][16]float32
+	np := n &^ 63
+	h := func(b []byte, i int) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b[2*i:])) }
+	for i := 0; i < np; i += 64 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 16; l++ {
+				k := i + 16*j + l
+				sum[j][l] = float32(math.FMA(float64(h(w, k)), float64(h(a, k)), float64(sum[j][l])))
+			}
+		}
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[2][l]
+		sum[1][l] += sum[3][l]
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[1][l]
+	}
+	t := sum[0]
+	for wd := 8; wd >= 1; wd /= 2 {
+		for l := 0; l < wd; l++ {
+			t[l] += t[l+wd]
+		}
+	}
+	s := float64(t[0])
+	for i := np; i < n; i++ {
+		s += float64(h(w, i) * h(a, i))
+	}
+	return float32(s)
+}
+
+// TestSIMDLlamaF16 checks the AVX-512 F16 kernel bit for bit against simdF16LlamaOrder.
+func TestSIMDLlamaF16(t *testing.T) {
+	defer setSIMDLevel(simdMaxLevel)
+	if setSIMDLevel(simdAVX512) != simdAVX512 {
+		t.Skip("no AVX-512")
+	}
+	r := rand.New(rand.NewPCG(41, 41))
+	for _, n := range []int{1, 63, 64, 65, 128, 200, 1024, 4096 + 7} {
+		for trial := 0; trial < 8; trial++ {
+			w := make([]byte, 2*n)
+			a := make([]byte, 2*n)
+			if QuantizeRow(F16, simdRandomFloats(r, n, trial%2 == 1), w) != nil || QuantizeRow(F16, simdRandomFloats(r, n, false), a) != nil {
+				t.Fatal("F16")
+			}
+			if got, want := dotKernels[F16](w, a, n), simdF16LlamaOrder(w, a, n); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n=%d: %g, llama order %g", n, got, want)
+			}
+		}
+	}
+}
