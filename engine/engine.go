@@ -70,6 +70,9 @@ type Request struct {
 	Sampler   *sample.Sampler
 	// OnToken receives each generated token; returning false stops generation.
 	OnToken func(id int32) bool
+	// OnSample, when set, sees the logits each token was sampled from (e.g. for
+	// log-probabilities), before OnToken.
+	OnSample func(logits []float32, id int32)
 }
 
 // Generate prefills the prompt into the session (after what it already holds) and samples
@@ -109,6 +112,9 @@ func (e *Engine) Generate(ctx context.Context, s *model.Session, r Request) ([]i
 		id := r.Sampler.Sample(logits)
 		if id < 0 {
 			return out, st, fmt.Errorf("engine: no token can be sampled (all logits masked)")
+		}
+		if r.OnSample != nil {
+			r.OnSample(logits, id)
 		}
 		r.Sampler.Accept(id)
 		out = append(out, id)
