@@ -33,7 +33,18 @@ type attnScratch struct {
 	acc32  []float32
 	part   []float32
 	scores []float32
+	ms, vs []float32 // per-cell rescale and weight of the F16 online softmax
 }
+
+// kvView is one KV head of a layer's cache: cell j's key is K[off+j*stride:][:hd].
+type kvView struct {
+	K, V        []uint16
+	off, stride int
+	hd          int
+}
+
+func (v *kvView) key(j int) []uint16 { return v.K[v.off+j*v.stride : v.off+j*v.stride+v.hd] }
+func (v *kvView) val(j int) []uint16 { return v.V[v.off+j*v.stride : v.off+j*v.stride+v.hd] }
 
 func newAttnScratch(headDim, ctx int) *attnScratch {
 	return &attnScratch{
@@ -41,7 +52,9 @@ func newAttnScratch(headDim, ctx int) *attnScratch {
 		acc16:  make([]uint16, headDim),
 		acc32:  make([]float32, headDim),
 		part:   make([]float32, headDim),
-		scores: make([]float32, ctx),
+		scores: make([]float32, max(ctx, faTileKV)),
+		ms:     make([]float32, ctx),
+		vs:     make([]float32, ctx),
 	}
 }
 
@@ -50,7 +63,7 @@ func newAttnScratch(headDim, ctx int) *attnScratch {
 // the head, F32 query, keys widened from F16), an online-softmax update with the tile's
 // max, exponentials and sums as ggml_vec_soft_max_f32 makes them, and the weighted values
 // added cell by cell with fused multiply-adds (its simd_gemm order).
-func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale float32, sc *attnScratch) {
+func attendF32(out, q []float32, kv *kvView, n int, scale float32, sc *attnScratch) {
 	M, S := float32(math.Inf(-1)), float32(0)
 	for i := range out {
 		out[i] = 0
@@ -65,8 +78,8 @@ func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale f
 				continue
 			}
 			var s float32
-			for i, kv := range keys(j) {
-				s = fmaf(q[i], quant.FP16ToFP32(kv), s)
+			for i, k := range kv.key(j) {
+				s = fmaf(q[i], quant.FP16ToFP32(k), s)
 			}
 			kq[tk] = s * scale
 			tileMax = max(tileMax, kq[tk])
@@ -85,7 +98,7 @@ func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale f
 			if ic+tk >= n {
 				break
 			}
-			v := vals(ic + tk)
+			v := kv.val(ic + tk)
 			for i := range out {
 				out[i] = fmaf(p, quant.FP16ToFP32(v[i]), out[i])
 			}
@@ -102,26 +115,30 @@ func attendF32(out, q []float32, keys, vals func(j int) []uint16, n int, scale f
 
 // attendF16 is ggml's per-row flash-attention over cells [lo, hi): online softmax with an
 // F16 accumulator. It returns the running max M and sum S and leaves the unnormalized
-// accumulator, widened to F32, in acc.
-func attendF16(acc []float32, q16 []uint16, keys, vals func(j int) []uint16, lo, hi int, scale float32, sc *attnScratch) (M, S float32) {
+// accumulator, widened to F32, in acc. The scores, then the sequential max/sum bookkeeping,
+// then the value updates, each as one pass (same arithmetic as interleaving them).
+func attendF16(acc []float32, q16 []uint16, kv *kvView, lo, hi int, scale float32, sc *attnScratch) (M, S float32) {
+	n := hi - lo
+	scores, ms, vs := sc.scores[:n], sc.ms[:n], sc.vs[:n]
+	f16.DotRows(scores, q16, kv.K[kv.off+lo*kv.stride:], kv.stride)
 	M = float32(math.Inf(-1))
+	for j, s := range scores {
+		s *= scale
+		m, v := float32(1), float32(1)
+		if s > M {
+			m = expf(M - s)
+			M = s
+		} else {
+			v = expf(s - M)
+		}
+		ms[j], vs[j] = m, v
+		S = fmaf(S, m, v)
+	}
 	a16 := sc.acc16
 	for i := range a16 {
 		a16[i] = 0
 	}
-	for j := lo; j < hi; j++ {
-		s := f16.Dot(keys(j), q16) * scale
-		ms, vs := float32(1), float32(1)
-		if s > M {
-			ms = expf(M - s)
-			M = s
-			f16.Scale(a16, ms)
-		} else {
-			vs = expf(s - M)
-		}
-		madF16(a16, vals(j), vs)
-		S = fmaf(S, ms, vs)
-	}
+	f16.MadRows(a16, kv.V[kv.off+lo*kv.stride:], kv.stride, ms, vs)
 	for i, h := range a16 {
 		acc[i] = quant.FP16ToFP32(h)
 	}
@@ -130,9 +147,9 @@ func attendF16(acc []float32, q16 []uint16, keys, vals func(j int) []uint16, lo,
 
 // attendRow computes one query row's attention over cells [0, n) (the causal limit; the
 // padded cache length nKV decides the split) choosing the kernel as llama.cpp does.
-func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkRows int, scale float32, sc *attnScratch) {
+func attendRow(out, q []float32, kv *kvView, n, nKV, chunkRows int, scale float32, sc *attnScratch) {
 	if chunkRows >= faTileQ {
-		attendF32(out, q, keys, vals, n, scale, sc)
+		attendF32(out, q, kv, n, scale, sc)
 		return
 	}
 	f16.ToF16(sc.q16, q)
@@ -147,7 +164,7 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 			if lo >= hi {
 				continue
 			}
-			M, S := attendF16(sc.part, sc.q16, keys, vals, lo, hi, scale, sc)
+			M, S := attendF16(sc.part, sc.q16, kv, lo, hi, scale, sc)
 			if S == 0 {
 				continue
 			}
@@ -167,7 +184,7 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 		}
 		return
 	}
-	_, S := attendF16(out, sc.q16, keys, vals, 0, n, scale, sc)
+	_, S := attendF16(out, sc.q16, kv, 0, n, scale, sc)
 	inv := float32(0)
 	if S != 0 {
 		inv = 1 / S
@@ -176,7 +193,3 @@ func attendRow(out, q []float32, keys, vals func(j int) []uint16, n, nKV, chunkR
 		out[i] *= inv
 	}
 }
-
-// madF16 is ggml_vec_mad_f16: y += x·v with y rounded to F16 after each update; both its
-// vector loop and its scalar rest (contracted by GCC) use a fused multiply-add.
-func madF16(y, x []uint16, v float32) { f16.MadFMA(y, x, v) }

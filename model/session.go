@@ -190,11 +190,9 @@ func (s *Session) attention(l, T, p0 int) error {
 			sc := s.scratch[w]
 			for i := w * perWorker; i < min((w+1)*perWorker, nWork); i++ {
 				t, h := i/c.NHead, i%c.NHead
-				off := (h / group) * hd
-				keys := func(j int) []uint16 { return K[j*kvd+off : j*kvd+off+hd] }
-				vals := func(j int) []uint16 { return V[j*kvd+off : j*kvd+off+hd] }
+				kv := kvView{K: K, V: V, off: (h / group) * hd, stride: kvd, hd: hd}
 				attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
-					keys, vals, p0+t+1, nKV, T, scale, sc)
+					&kv, p0+t+1, nKV, T, scale, sc)
 			}
 		}
 	})

@@ -84,3 +84,42 @@ func Dot(a, b []uint16) float32 {
 	}
 	return float32(s)
 }
+
+// DotRows sets out[j] = Dot(q, k[j*stride:j*stride+len(q)]) for every j < len(out): the
+// scores of one query against consecutive cached keys.
+func DotRows(out []float32, q, k []uint16, stride int) {
+	n := len(q)
+	if len(out) == 0 {
+		return
+	}
+	_ = k[(len(out)-1)*stride+n-1] // one bounds check for all rows
+	if useAsm && n >= 8 && n%8 == 0 {
+		for j := range out {
+			out[j] = float32(dotAVX2(&q[0], &k[j*stride], n))
+		}
+		return
+	}
+	for j := range out {
+		out[j] = Dot(q, k[j*stride:j*stride+n])
+	}
+}
+
+// MadRows runs, for each j < len(ms), Scale(y, ms[j]) then MadFMA(y, v_j, vs[j]) with
+// v_j = v[j*stride:j*stride+len(y)]: the value side of ggml's F16 online softmax, where a
+// row that raises the running max rescales the accumulator (by 1 otherwise, which is exact).
+func MadRows(y, v []uint16, stride int, ms, vs []float32) {
+	n := len(y)
+	if len(ms) == 0 || n == 0 {
+		return
+	}
+	_ = v[(len(ms)-1)*stride+n-1]
+	_ = vs[len(ms)-1]
+	if useAsm && n%8 == 0 {
+		madRowsAVX2(&y[0], &v[0], stride*2, n, &ms[0], &vs[0], len(ms))
+		return
+	}
+	for j := range ms {
+		scaleRef(y, ms[j])
+		madFMARef(y, v[j*stride:j*stride+n], vs[j])
+	}
+}

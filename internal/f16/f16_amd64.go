@@ -21,3 +21,6 @@ func scaleAVX2(y *uint16, n int, v float32)
 
 //go:noescape
 func dotAVX2(a, b *uint16, n int) float64
+
+//go:noescape
+func madRowsAVX2(y, v *uint16, strideBytes, n int, ms, vs *float32, rows int)

@@ -110,3 +110,37 @@ loop:
 	VZEROUPPER
 	MOVSD        X4, ret+24(FP)
 	RET
+
+// func madRowsAVX2(y, v *uint16, strideBytes, n int, ms, vs *float32, rows int)
+// For each row: y = f16(y·ms[j]); y = f16(fma(v_j, vs[j], y)), 8 halves at a time.
+TEXT ·madRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ v+8(FP), SI
+	MOVQ strideBytes+16(FP), R8
+	MOVQ ms+32(FP), R9
+	MOVQ vs+40(FP), R10
+	MOVQ rows+48(FP), R11
+row:
+	VBROADCASTSS (R9), Y2
+	VBROADCASTSS (R10), Y3
+	MOVQ         y+0(FP), DI
+	MOVQ         SI, DX
+	MOVQ         n+24(FP), CX
+inner:
+	VCVTPH2PS   (DI), Y0
+	VMULPS      Y2, Y0, Y0
+	VCVTPS2PH   $0, Y0, X0
+	VCVTPH2PS   X0, Y0
+	VCVTPH2PS   (DX), Y1
+	VFMADD231PS Y3, Y1, Y0
+	VCVTPS2PH   $0, Y0, (DI)
+	ADDQ        $16, DI
+	ADDQ        $16, DX
+	SUBQ        $8, CX
+	JNZ         inner
+	ADDQ        R8, SI
+	ADDQ        $4, R9
+	ADDQ        $4, R10
+	DECQ        R11
+	JNZ         row
+	VZEROUPPER
+	RET

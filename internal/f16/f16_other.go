@@ -10,3 +10,5 @@ func madAVX2(y, x *uint16, n int, v float32)     { panic("unreachable") }
 func madFMAAVX2(y, x *uint16, n int, v float32)  { panic("unreachable") }
 func scaleAVX2(y *uint16, n int, v float32)      { panic("unreachable") }
 func dotAVX2(a, b *uint16, n int) float64        { panic("unreachable") }
+
+func madRowsAVX2(y, v *uint16, strideBytes, n int, ms, vs *float32, rows int) { panic("unreachable") }

@@ -86,3 +86,45 @@ func BenchmarkMad64(b *testing.B) {
 		Mad(y, x, 0.5)
 	}
 }
+
+func TestRowsMatchSingleCalls(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, hd := range []int{8, 32, 64, 12} {
+		for _, rows := range []int{1, 2, 7, 40} {
+			stride := hd + 8*r.IntN(3)
+			k := make([]uint16, rows*stride+hd)
+			for i := range k {
+				k[i] = quant.FP32ToFP16(float32(r.NormFloat64()))
+			}
+			q := make([]uint16, hd)
+			y1 := make([]uint16, hd)
+			for i := range q {
+				q[i] = quant.FP32ToFP16(float32(r.NormFloat64()))
+				y1[i] = quant.FP32ToFP16(float32(r.NormFloat64()))
+			}
+			scores := make([]float32, rows)
+			DotRows(scores, q, k, stride)
+			ms, vs := make([]float32, rows), make([]float32, rows)
+			for j := range ms {
+				ms[j], vs[j] = 1, float32(r.Float64())
+				if j%3 == 0 {
+					ms[j] = float32(r.Float64())
+				}
+				if got, want := scores[j], dotRef(q, k[j*stride:j*stride+hd]); got != want {
+					t.Fatalf("hd=%d row %d: score %v, want %v", hd, j, got, want)
+				}
+			}
+			y2 := append([]uint16(nil), y1...)
+			MadRows(y1, k, stride, ms, vs)
+			for j := range ms {
+				scaleRef(y2, ms[j])
+				madFMARef(y2, k[j*stride:j*stride+hd], vs[j])
+			}
+			for i := range y1 {
+				if y1[i] != y2[i] {
+					t.Fatalf("hd=%d rows=%d: element %d is %#04x, want %#04x", hd, rows, i, y1[i], y2[i])
+				}
+			}
+		}
+	}
+}
