@@ -1,22 +1,41 @@
 // Package parallel runs loops over a fixed set of worker goroutines, so hot paths (one
 // matmul per layer per token) neither spawn goroutines nor allocate.
+//
+// A decode step runs about a hundred short loops of a few microseconds each, so waking a
+// parked goroutine for every one (a futex round trip) would cost as much as the work.
+// Workers therefore spin on a generation counter for a while after each loop and park
+// only when no work came (as llama.cpp's thread pool does).
 package parallel
 
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// Pool runs For loops on n workers (the calling goroutine is one of them).
+// spinFor is how long an idle worker polls for the next loop before parking.
+const spinFor = 50 * time.Microsecond
+
+// Pool runs For loops on n workers (the calling goroutine is worker 0).
 type Pool struct {
-	n    int
-	work chan task
-	wg   sync.WaitGroup
+	n       int
+	gen     atomic.Uint64 // bumped for every loop, and to stop
+	pending atomic.Int32  // workers still running the current loop
+	closed  atomic.Bool
+
+	// The current loop, written before gen is bumped.
+	fn          func(lo, hi int)
+	size, parts int
+	step        int
+
+	workers []*worker
+	mu      sync.Mutex // serializes For calls from different goroutines
 }
 
-type task struct {
-	fn     func(lo, hi int)
-	lo, hi int
+type worker struct {
+	sleeping atomic.Bool
+	wake     chan struct{}
 }
 
 // New starts a pool of n workers; n <= 0 means runtime.NumCPU().
@@ -24,20 +43,61 @@ func New(n int) *Pool {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	p := &Pool{n: n, work: make(chan task, n)}
+	p := &Pool{n: n}
 	for i := 1; i < n; i++ {
-		go func() {
-			for t := range p.work {
-				t.fn(t.lo, t.hi)
-				p.wg.Done()
-			}
-		}()
+		w := &worker{wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go p.run(i, w)
 	}
 	return p
 }
 
 // Threads is the number of workers.
 func (p *Pool) Threads() int { return p.n }
+
+func (p *Pool) run(id int, w *worker) {
+	seen := uint64(0)
+	for {
+		g := p.wait(w, seen)
+		if p.closed.Load() {
+			return
+		}
+		seen = g
+		if id < p.parts {
+			lo, hi := id*p.step, min((id+1)*p.step, p.size)
+			if lo < hi {
+				p.fn(lo, hi)
+			}
+		}
+		p.pending.Add(-1)
+	}
+}
+
+// wait returns once gen differs from seen: spinning first, then parked on w.wake.
+func (p *Pool) wait(w *worker, seen uint64) uint64 {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+		if i&255 == 255 && time.Now().After(deadline) {
+			break
+		}
+	}
+	for {
+		w.sleeping.Store(true)
+		if g := p.gen.Load(); g != seen { // published before we said we sleep
+			if !w.sleeping.CompareAndSwap(true, false) {
+				<-w.wake // For saw us sleeping and sent a wake-up: consume it
+			}
+			return g
+		}
+		<-w.wake
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+	}
+}
 
 // For splits [0, n) into contiguous ranges of at least grain items, one per worker,
 // and waits for all of them. fn must be safe to call concurrently on disjoint ranges.
@@ -56,19 +116,35 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	step := (n + parts - 1) / parts
-	p.wg.Add(parts - 1)
-	for i := 1; i < parts; i++ {
-		lo, hi := i*step, min((i+1)*step, n)
-		if lo >= hi {
-			p.wg.Done()
-			continue
-		}
-		p.work <- task{fn, lo, hi}
-	}
+	p.fn, p.size, p.parts, p.step = fn, n, parts, step
+	p.pending.Store(int32(len(p.workers)))
+	p.gen.Add(1)
+	p.wakeSleepers()
 	fn(0, min(step, n))
-	p.wg.Wait()
+	for i := 0; p.pending.Load() != 0; i++ {
+		if i&1023 == 1023 {
+			runtime.Gosched()
+		}
+	}
+	p.fn = nil
+}
+
+func (p *Pool) wakeSleepers() {
+	for _, w := range p.workers {
+		if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
 }
 
 // Close stops the workers.
-func (p *Pool) Close() { close(p.work) }
+func (p *Pool) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	p.gen.Add(1)
+	p.wakeSleepers()
+}
