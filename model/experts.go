@@ -1,6 +1,6 @@
 package model
 
-import "sort"
+import "slices"
 
 // expertGroups is the plan of one layer's chunk: the experts it needs, in ascending id,
 // and for each the (token·k + slot) entries routed to it.
@@ -26,7 +26,7 @@ func (p *expertGroups) plan(chosen []int32, nExpert int) {
 			p.ids = append(p.ids, e)
 		}
 	}
-	sort.Slice(p.ids, func(a, b int) bool { return p.ids[a] < p.ids[b] })
+	slices.Sort(p.ids)
 	for len(p.members) < len(p.ids) {
 		p.members = append(p.members, nil)
 	}
@@ -62,16 +62,16 @@ func (s *Session) runExperts(l, T int) error {
 			copy(p.xg[i*D:(i+1)*D], s.h[t*D:(t+1)*D])
 		}
 		w := &ws[gi]
-		if s.act, err = matmul(s.pool, &w.Gate, p.xg, n, false, p.g, s.act); err != nil {
+		if err = s.matmul(&w.Gate, p.xg, n, false, p.g); err != nil {
 			return err
 		}
-		if s.act, err = matmul(s.pool, &w.Up, p.xg, n, false, p.u, s.act); err != nil {
+		if err = s.matmul(&w.Up, p.xg, n, false, p.u); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {
 			swiglu(p.g[i*F:(i+1)*F], p.g[i*F:(i+1)*F], p.u[i*F:(i+1)*F])
 		}
-		if s.act, err = matmul(s.pool, &w.Down, p.g, n, false, p.y, s.act); err != nil {
+		if err = s.matmul(&w.Down, p.g, n, false, p.y); err != nil {
 			return err
 		}
 		for i, j := range mem {

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 
-	"github.com/regolith/regolith/internal/parallel"
 	"github.com/regolith/regolith/quant"
 )
 
@@ -15,7 +14,7 @@ import (
 // weight and more than one row: its llamafile sgemm path) rather than one dot product
 // per row (one row, or routed experts through mul_mat_id); for some types the two sum
 // in different orders.
-func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
+func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32) error {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
 	split, head, tail, ok := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}.Kernels()
 	if head.Dot == nil {
@@ -25,12 +24,12 @@ func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out [
 		tail.Dot = quant.Kernel(w.Type)
 	}
 	if ab < 0 || !ok || head.Dot == nil || tail.Dot == nil {
-		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
+		return fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}
-	if cap(act) < T*ab {
-		act = make([]byte, T*ab)
+	if cap(s.act) < T*ab {
+		s.act = make([]byte, T*ab)
 	}
-	act = act[:T*ab]
+	act := s.act[:T*ab]
 	// llama.cpp may quantize and sum the first rows of a batch differently from the rest
 	// (quant.LlamaMatMul.Kernels).
 	for t := 0; t < T; t++ {
@@ -40,18 +39,32 @@ func matmul(pool *parallel.Pool, w *Weight, x []float32, T int, gemm bool, out [
 		}
 		k.Act(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
-	rows, cols, rb := w.Rows, w.Cols, w.RowBytes
-	data := w.Data
-	pool.For(rows, 16, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := data[r*rb : (r+1)*rb]
-			for t := 0; t < split; t++ {
-				out[t*rows+r] = head.Dot(row, act[t*ab:(t+1)*ab], cols)
-			}
-			for t := split; t < T; t++ {
-				out[t*rows+r] = tail.Dot(row, act[t*ab:(t+1)*ab], cols)
-			}
+	s.mm = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
+		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: s.mm.run}
+	s.pool.For(w.Rows, 16, s.mm.run)
+	s.mm.data, s.mm.act, s.mm.out = nil, nil, nil
+	return nil
+}
+
+// mmJob is the matmul being run; its run method value is made once per session, so a
+// parallel loop allocates nothing.
+type mmJob struct {
+	rows, cols, rb, ab, split, T int
+	data, act                    []byte
+	out                          []float32
+	head, tail                   func(w, a []byte, n int) float32
+	run                          func(lo, hi int)
+}
+
+func (j *mmJob) do(lo, hi int) {
+	rows, cols, rb, ab := j.rows, j.cols, j.rb, j.ab
+	for r := lo; r < hi; r++ {
+		row := j.data[r*rb : (r+1)*rb]
+		for t := 0; t < j.split; t++ {
+			j.out[t*rows+r] = j.head(row, j.act[t*ab:(t+1)*ab], cols)
 		}
-	})
-	return act, nil
+		for t := j.split; t < j.T; t++ {
+			j.out[t*rows+r] = j.tail(row, j.act[t*ab:(t+1)*ab], cols)
+		}
+	}
 }

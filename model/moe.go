@@ -29,14 +29,20 @@ type RouteObserver interface {
 }
 
 // Resident is the ExpertSource over the model's memory-mapped tensors.
-type Resident struct{ m *Model }
+type Resident struct {
+	m   *Model
+	buf []ExpertWeights // reused: the views are valid until the next Acquire
+}
 
 // NewResident returns the source that reads experts straight from the memory map.
-func NewResident(m *Model) *Resident { return &Resident{m} }
+func NewResident(m *Model) *Resident { return &Resident{m: m} }
 
 func (r *Resident) Acquire(layer int, experts []int32) ([]ExpertWeights, error) {
 	L := &r.m.Layers[layer]
-	out := make([]ExpertWeights, len(experts))
+	if cap(r.buf) < len(experts) {
+		r.buf = make([]ExpertWeights, len(experts))
+	}
+	out := r.buf[:len(experts)]
 	for i, e := range experts {
 		if e < 0 || int(e) >= L.Gate.N {
 			return nil, fmt.Errorf("model: layer %d has no expert %d", layer, e)

@@ -36,6 +36,8 @@ type Session struct {
 	act                   []byte
 	scratch               []*attnScratch
 	eg                    expertGroups
+	mm                    mmJob   // the running matmul (bound once: loops allocate nothing)
+	aj                    attnJob // the running attention
 }
 
 // NewSession allocates a session's KV cache and scratch.
@@ -56,6 +58,7 @@ func NewSession(m *Model, o Options) (*Session, error) {
 	if s.experts == nil {
 		s.experts = NewResident(m)
 	}
+	s.mm.run, s.aj.run = s.mm.do, s.aj.do
 	for i := 0; i < s.pool.Threads(); i++ {
 		s.scratch = append(s.scratch, newAttnScratch(c.HeadDim, o.Ctx))
 	}
@@ -140,7 +143,7 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 		rmsNorm(s.h[t*D:(t+1)*D], rows[t*D:(t+1)*D], m.OutNorm, c.Eps)
 	}
 	s.logits = grow(s.logits, nOut*c.NVocab)
-	if s.act, err = matmul(s.pool, &m.Output, s.h, nOut, nOut > 1, s.logits, s.act); err != nil {
+	if err = s.matmul(&m.Output, s.h, nOut, nOut > 1, s.logits); err != nil {
 		return nil, err
 	}
 	return s.logits, nil
@@ -154,13 +157,13 @@ func (s *Session) attention(l, T, p0 int) error {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.AttnNorm, c.Eps)
 	}
 	var err error
-	if s.act, err = matmul(s.pool, &L.Wq, s.h, T, T > 1, s.q, s.act); err != nil {
+	if err = s.matmul(&L.Wq, s.h, T, T > 1, s.q); err != nil {
 		return err
 	}
-	if s.act, err = matmul(s.pool, &L.Wk, s.h, T, T > 1, s.k, s.act); err != nil {
+	if err = s.matmul(&L.Wk, s.h, T, T > 1, s.k); err != nil {
 		return err
 	}
-	if s.act, err = matmul(s.pool, &L.Wv, s.h, T, T > 1, s.v, s.act); err != nil {
+	if err = s.matmul(&L.Wv, s.h, T, T > 1, s.v); err != nil {
 		return err
 	}
 	for t := 0; t < T; t++ {
@@ -178,25 +181,12 @@ func (s *Session) attention(l, T, p0 int) error {
 		f16.ToF16(s.kv.KRow(l, p0+t), s.k[t*kvd:(t+1)*kvd])
 		f16.ToF16(s.kv.VRow(l, p0+t), s.v[t*kvd:(t+1)*kvd])
 	}
-	nKV := max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad)
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	group := c.NHead / c.NHeadKV
-	K, V := s.kv.K[l], s.kv.V[l]
+	s.aj = attnJob{s: s, K: s.kv.K[l], V: s.kv.V[l], T: T, p0: p0,
+		nKV: max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad), scale: float32(1 / math.Sqrt(float64(hd))), run: s.aj.run}
 	// One work item per (token, head); each worker owns one scratch.
-	nWork := T * c.NHead
-	perWorker := (nWork + len(s.scratch) - 1) / len(s.scratch)
-	s.pool.For(len(s.scratch), 1, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			sc := s.scratch[w]
-			for i := w * perWorker; i < min((w+1)*perWorker, nWork); i++ {
-				t, h := i/c.NHead, i%c.NHead
-				kv := kvView{K: K, V: V, off: (h / group) * hd, stride: kvd, hd: hd}
-				attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
-					&kv, p0+t+1, nKV, T, scale, sc)
-			}
-		}
-	})
-	if s.act, err = matmul(s.pool, &L.Wo, s.att, T, T > 1, s.o, s.act); err != nil {
+	s.pool.For(len(s.scratch), 1, s.aj.run)
+	s.aj.K, s.aj.V = nil, nil
+	if err = s.matmul(&L.Wo, s.att, T, T > 1, s.o); err != nil {
 		return err
 	}
 	for i := range s.x[:T*D] {
@@ -213,7 +203,7 @@ func (s *Session) ffn(l, T, p0 int) error {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.FFNNorm, c.Eps)
 	}
 	var err error
-	if s.act, err = matmul(s.pool, &L.Router, s.h, T, T > 1, s.router, s.act); err != nil {
+	if err = s.matmul(&L.Router, s.h, T, T > 1, s.router); err != nil {
 		return err
 	}
 	for t := 0; t < T; t++ {
@@ -249,4 +239,31 @@ func (s *Session) ffn(l, T, p0 int) error {
 
 func dequantRow(w *Weight, r int, dst []float32) error {
 	return quant.DequantizeRow(w.Type, w.Row(r), dst)
+}
+
+// attnJob is one layer's attention over a chunk, split by (token, head) across workers.
+type attnJob struct {
+	s     *Session
+	K, V  []uint16
+	T, p0 int
+	nKV   int
+	scale float32
+	run   func(lo, hi int)
+}
+
+func (j *attnJob) do(lo, hi int) {
+	s, c := j.s, j.s.m.Cfg
+	hd, qd, kvd := c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	group := c.NHead / c.NHeadKV
+	nWork := j.T * c.NHead
+	perWorker := (nWork + len(s.scratch) - 1) / len(s.scratch)
+	for w := lo; w < hi; w++ {
+		sc := s.scratch[w]
+		for i := w * perWorker; i < min((w+1)*perWorker, nWork); i++ {
+			t, h := i/c.NHead, i%c.NHead
+			kv := kvView{K: j.K, V: j.V, off: (h / group) * hd, stride: kvd, hd: hd}
+			attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
+				&kv, j.p0+t+1, j.nKV, j.T, j.scale, sc)
+		}
+	}
 }
