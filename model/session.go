@@ -255,11 +255,12 @@ func (j *attnJob) do(lo, hi int) {
 	s, c := j.s, j.s.m.Cfg
 	hd, qd, kvd := c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
 	group := c.NHead / c.NHeadKV
-	nWork := j.T * c.NHead
-	perWorker := (nWork + len(s.scratch) - 1) / len(s.scratch)
+	// Items are dealt round-robin: later tokens attend over more cells, and a contiguous
+	// split would leave the first worker idle.
+	nWork, nw := j.T*c.NHead, len(s.scratch)
 	for w := lo; w < hi; w++ {
 		sc := s.scratch[w]
-		for i := w * perWorker; i < min((w+1)*perWorker, nWork); i++ {
+		for i := w; i < nWork; i += nw {
 			t, h := i/c.NHead, i%c.NHead
 			kv := kvView{K: j.K, V: j.V, off: (h / group) * hd, stride: kvd, hd: hd}
 			attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
