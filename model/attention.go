@@ -34,6 +34,10 @@ type attnScratch struct {
 	part   []float32
 	scores []float32
 	ms, vs []float32 // per-cell rescale and weight of the F16 online softmax
+
+	kt, vf   []float32 // the tiled path's widened key tile (dk-major) and value tile
+	tiled    []tiledState
+	tiledOut []float32
 }
 
 // kvView is one KV head of a layer's cache: cell j's key is K[off+j*stride:][:hd].
@@ -58,58 +62,98 @@ func newAttnScratch(headDim, ctx int) *attnScratch {
 	}
 }
 
-// attendF32 is ggml's tiled flash-attention for one query row over cells [0, n): cells in
-// tiles of faTileKV from cell 0; per tile the scores (sequential fused multiply-adds over
-// the head, F32 query, keys widened from F16), an online-softmax update with the tile's
-// max, exponentials and sums as ggml_vec_soft_max_f32 makes them, and the weighted values
-// added cell by cell with fused multiply-adds (its simd_gemm order).
-func attendF32(out, q []float32, kv *kvView, n int, scale float32, sc *attnScratch) {
-	M, S := float32(math.Inf(-1)), float32(0)
-	for i := range out {
-		out[i] = 0
+// tiledScratch sizes a worker's buffers for the tiled path: the widened key and value tile
+// and the running state of faTileQ rows × group heads.
+func (sc *attnScratch) tiledScratch(headDim, group int) {
+	if len(sc.kt) == headDim*faTileKV && len(sc.tiled) == faTileQ*group {
+		return
 	}
-	kq := sc.scores[:faTileKV]
-	for ic := 0; ic < n; ic += faTileKV {
-		tileMax := float32(math.Inf(-1))
-		for tk := range kq {
-			j := ic + tk
-			if j >= n { // causal mask and padding
-				kq[tk] = float32(math.Inf(-1))
-				continue
+	sc.kt = make([]float32, headDim*faTileKV)
+	sc.vf = make([]float32, faTileKV*headDim)
+	sc.tiled = make([]tiledState, faTileQ*group)
+	sc.tiledOut = make([]float32, faTileQ*group*headDim)
+}
+
+// tiledState is one query row's running softmax of the tiled path.
+type tiledState struct {
+	M, S float32
+	out  []float32
+}
+
+// attendTiled is ggml's tiled flash attention (chunks of at least faTileQ rows) for the
+// query rows [t0, t1) of the chunk and the query heads that share KV head g. Cells come in
+// tiles of faTileKV from cell 0; each tile's keys and values are widened from F16 once and
+// serve every row and head of the item. Per row: scores as fused-multiply-add chains over
+// the head (F32 query), scaled and masked; an online-softmax update with the tile's max and
+// ggml_vec_soft_max_f32's exponentials and sums; the weighted values added cell by cell.
+func (j *attnJob) attendTiled(g, t0, t1 int, sc *attnScratch) {
+	s, c := j.s, j.s.m.Cfg
+	hd, qd, kvd := c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	group := c.NHead / c.NHeadKV
+	rows := (t1 - t0) * group
+	st := sc.tiled[:rows]
+	for i := range st {
+		st[i] = tiledState{M: float32(math.Inf(-1)), out: sc.tiledOut[i*hd : (i+1)*hd]}
+		clear(st[i].out)
+	}
+	kt, vf, kq := sc.kt[:hd*faTileKV], sc.vf[:faTileKV*hd], sc.scores[:faTileKV]
+	last := j.p0 + t1 // cells any row of the item can see
+	for ic := 0; ic < last; ic += faTileKV {
+		n := min(faTileKV, last-ic)
+		clear(kt)
+		clear(vf[n*hd:])
+		for tk := 0; tk < n; tk++ {
+			base := (ic+tk)*kvd + g*hd
+			for dk, h := range j.K[base : base+hd] {
+				kt[dk*faTileKV+tk] = quant.FP16ToFP32(h)
 			}
-			var s float32
-			for i, k := range kv.key(j) {
-				s = fmaf(q[i], quant.FP16ToFP32(k), s)
-			}
-			kq[tk] = s * scale
-			tileMax = max(tileMax, kq[tk])
+			f16.ToF32(vf[tk*hd:(tk+1)*hd], j.V[base:base+hd])
 		}
-		Mnew := max(M, tileMax)
-		if Mnew > M {
-			ms := expf(M - Mnew)
-			for i := range out {
-				out[i] *= ms
+		for t := t0; t < t1; t++ {
+			pos := j.p0 + t
+			if ic > pos {
+				continue // the whole tile is in this row's future: no update
 			}
-			S *= ms
-		}
-		M = Mnew
-		S = float32(float64(S) + softmaxTile(kq, M))
-		for tk, p := range kq {
-			if ic+tk >= n {
-				break
-			}
-			v := kv.val(ic + tk)
-			for i := range out {
-				out[i] = fmaf(p, quant.FP16ToFP32(v[i]), out[i])
+			for hh := 0; hh < group; hh++ {
+				h := g*group + hh
+				r := &st[(t-t0)*group+hh]
+				tileScores(kq, s.q[t*qd+h*hd:t*qd+(h+1)*hd], kt)
+				tileMax := float32(math.Inf(-1))
+				for tk := range kq {
+					if ic+tk > pos {
+						kq[tk] = float32(math.Inf(-1))
+						continue
+					}
+					kq[tk] *= j.scale
+					tileMax = max(tileMax, kq[tk])
+				}
+				Mnew := max(r.M, tileMax)
+				if Mnew > r.M {
+					ms := expf(r.M - Mnew)
+					for i := range r.out {
+						r.out[i] *= ms
+					}
+					r.S *= ms
+				}
+				r.M = Mnew
+				r.S = float32(float64(r.S) + softmaxTile(kq, r.M))
+				tileAccum(r.out, kq, vf, min(faTileKV, pos-ic+1))
 			}
 		}
 	}
-	inv := float32(0)
-	if S != 0 {
-		inv = 1 / S
-	}
-	for i := range out {
-		out[i] *= inv
+	for t := t0; t < t1; t++ {
+		for hh := 0; hh < group; hh++ {
+			h := g*group + hh
+			r := &st[(t-t0)*group+hh]
+			inv := float32(0)
+			if r.S != 0 {
+				inv = 1 / r.S
+			}
+			dst := s.att[t*qd+h*hd : t*qd+(h+1)*hd]
+			for i, v := range r.out {
+				dst[i] = v * inv
+			}
+		}
 	}
 }
 
@@ -148,10 +192,6 @@ func attendF16(acc []float32, q16 []uint16, kv *kvView, lo, hi int, scale float3
 // attendRow computes one query row's attention over cells [0, n) (the causal limit; the
 // padded cache length nKV decides the split) choosing the kernel as llama.cpp does.
 func attendRow(out, q []float32, kv *kvView, n, nKV, chunkRows int, scale float32, sc *attnScratch) {
-	if chunkRows >= faTileQ {
-		attendF32(out, q, kv, n, scale, sc)
-		return
-	}
 	f16.ToF16(sc.q16, q)
 	if chunkRows == 1 && nKV >= faSplitKV {
 		size := (nKV + faSplits - 1) / faSplits

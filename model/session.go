@@ -252,6 +252,10 @@ type attnJob struct {
 }
 
 func (j *attnJob) do(lo, hi int) {
+	if j.T >= faTileQ {
+		j.doTiled(lo, hi)
+		return
+	}
 	s, c := j.s, j.s.m.Cfg
 	hd, qd, kvd := c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
 	group := c.NHead / c.NHeadKV
@@ -265,6 +269,21 @@ func (j *attnJob) do(lo, hi int) {
 			kv := kvView{K: j.K, V: j.V, off: (h / group) * hd, stride: kvd, hd: hd}
 			attendRow(s.att[t*qd+h*hd:t*qd+(h+1)*hd], s.q[t*qd+h*hd:t*qd+(h+1)*hd],
 				&kv, j.p0+t+1, j.nKV, j.T, j.scale, sc)
+		}
+	}
+}
+
+// doTiled deals (KV head, query tile of faTileQ rows) items round-robin across workers.
+func (j *attnJob) doTiled(lo, hi int) {
+	c := j.s.m.Cfg
+	tiles := (j.T + faTileQ - 1) / faTileQ
+	nWork, nw := c.NHeadKV*tiles, len(j.s.scratch)
+	for w := lo; w < hi; w++ {
+		sc := j.s.scratch[w]
+		sc.tiledScratch(c.HeadDim, c.NHead/c.NHeadKV)
+		for i := w; i < nWork; i += nw {
+			g, qt := i%c.NHeadKV, i/c.NHeadKV
+			j.attendTiled(g, qt*faTileQ, min((qt+1)*faTileQ, j.T), sc)
 		}
 	}
 }
