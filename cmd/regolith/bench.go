@@ -55,6 +55,7 @@ func runBench(args []string) error {
 	defer e.Close()
 	defer st.Close()
 	defer s.Close()
+	defer g.trace.close()
 	// The store's counters over the measured (not warm-up) runs of each test.
 	var ppStore, tgStore expert.Stats
 	snap := func() expert.Stats {

@@ -32,6 +32,7 @@ type genFlags struct {
 	mem       *string
 	directIO  *bool
 	ioThreads *int
+	trace     *traceFlag // --trace FILE: record the routing (trace.go)
 }
 
 func addGenFlags(fs interface {
@@ -47,6 +48,7 @@ func addGenFlags(fs interface {
 		mem:       fs.String("mem", "", "memory budget (e.g. 8GiB): dense weights, KV cache and scratch come first, routed experts stream\nfrom disk through an arena of the rest (default: no budget, the whole file memory-mapped)"),
 		directIO:  fs.Bool("direct-io", false, "with --mem: read experts with O_DIRECT, bypassing the page cache"),
 		ioThreads: fs.Int("io-threads", 0, "with --mem: reader goroutines issuing expert reads in parallel (0: 4)"),
+		trace:     addTraceFlag(fs),
 	}
 }
 
@@ -95,6 +97,11 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 		}
 		fmt.Fprintln(os.Stderr, st.Describe())
 		opts.Experts = st
+	}
+	if err := g.trace.attach(e, &opts); err != nil {
+		st.Close()
+		e.Close()
+		return nil, nil, nil, err
 	}
 	s, err := model.NewSession(e.Model, opts)
 	if err != nil {
@@ -155,6 +162,7 @@ func runRun(args []string) error {
 	defer e.Close()
 	defer st.Close()
 	defer s.Close()
+	defer g.trace.close()
 	if *chat {
 		if text, err = chatML(e, text); err != nil {
 			return err
@@ -177,6 +185,7 @@ func runRun(args []string) error {
 		fmt.Fprint(out, text)
 		out.Flush()
 	}
+	g.trace.beginRequest(len(ids))
 	gen, gs, err := e.Generate(ctx, s, engine.Request{Prompt: ids, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
 		OnToken: func(id int32) bool {
 			if !*asJSON {
