@@ -56,6 +56,12 @@ var exp2Tab = [32]uint64{
 
 // vexpf is ggml_v_expf for one lane.
 func vexpf(x float32) float32 {
+	switch {
+	case x <= -134: // n <= -193: the vector code flushes to 0 (masked cells are -Inf)
+		return 0
+	case x >= 134:
+		return float32(math.Inf(1))
+	}
 	const r = 0x1.8p23
 	z := fmaf(x, 0x1.715476p+0, r)
 	n := z - r
@@ -68,6 +74,10 @@ func vexpf(x float32) float32 {
 			return 0
 		}
 		return float32(math.Inf(1))
+	}
+	if ni := int32(n); ni >= -126 && ni <= 127 {
+		// j·2^n with 2^n a normal float rounds once, like _mm512_scalef_ps.
+		return j * math.Float32frombits(uint32(ni+127)<<23)
 	}
 	return float32(math.Ldexp(float64(j), int(n)))
 }

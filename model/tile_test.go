@@ -46,3 +46,32 @@ func TestTileKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// vexpf's shortcuts give the bits of its general path (which uses math.Ldexp).
+func TestVexpfShortcuts(t *testing.T) {
+	slow := func(x float32) float32 {
+		const r = 0x1.8p23
+		z := fmaf(x, 0x1.715476p+0, r)
+		n := z - r
+		b := fmaf(-n, 0x1.7f7d1cp-20, fmaf(-n, 0x1.62e4p-1, x))
+		u := b * b
+		j := fmaf(fmaf(fmaf(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, fmaf(0x1.555e66p-3, b, 0x1.fffdb6p-2)),
+			u, fmaf(0x1.ffffecp-1, b, 1))
+		if abs32(n) > 192 {
+			if n <= 0 {
+				return 0
+			}
+			return float32(math.Inf(1))
+		}
+		return float32(math.Ldexp(float64(j), int(n)))
+	}
+	for bits := uint32(0); bits < 1<<32-1000003; bits += 1000003 {
+		x := math.Float32frombits(bits)
+		if x != x {
+			continue
+		}
+		if a, b := vexpf(x), slow(x); math.Float32bits(a) != math.Float32bits(b) {
+			t.Fatalf("vexpf(%v) = %v, general path %v", x, a, b)
+		}
+	}
+}

@@ -31,6 +31,11 @@ type Pool struct {
 
 	workers []*worker
 	mu      sync.Mutex // serializes For calls from different goroutines
+
+	// The caller of For parks on done when the workers take longer than spinFor (a busy
+	// machine): the worker that finishes last sends.
+	waiting atomic.Bool
+	done    chan struct{}
 }
 
 type worker struct {
@@ -43,7 +48,7 @@ func New(n int) *Pool {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	p := &Pool{n: n}
+	p := &Pool{n: n, done: make(chan struct{}, 1)}
 	for i := 1; i < n; i++ {
 		w := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
@@ -69,7 +74,9 @@ func (p *Pool) run(id int, w *worker) {
 				p.fn(lo, hi)
 			}
 		}
-		p.pending.Add(-1)
+		if p.pending.Add(-1) == 0 && p.waiting.Load() && p.waiting.CompareAndSwap(true, false) {
+			p.done <- struct{}{}
+		}
 	}
 }
 
@@ -124,12 +131,27 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	p.gen.Add(1)
 	p.wakeSleepers()
 	fn(0, min(step, n))
-	for i := 0; p.pending.Load() != 0; i++ {
-		if i&1023 == 1023 {
-			runtime.Gosched()
-		}
-	}
+	p.awaitWorkers()
 	p.fn = nil
+}
+
+// awaitWorkers spins until the workers are done, then parks if they are slow.
+func (p *Pool) awaitWorkers() {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; p.pending.Load() != 0; i++ {
+		if i&255 != 255 || time.Now().Before(deadline) {
+			continue
+		}
+		p.waiting.Store(true)
+		if p.pending.Load() == 0 { // finished before we said we wait
+			if !p.waiting.CompareAndSwap(true, false) {
+				<-p.done
+			}
+			return
+		}
+		<-p.done
+		return
+	}
 }
 
 func (p *Pool) wakeSleepers() {
