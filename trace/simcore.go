@@ -255,15 +255,28 @@ func (s *sim) credit(l, tok int, chosen []uint16, f float64) {
 func (s *sim) run() {
 	t := s.t
 	L := t.NLayer
-	for ci, c := range t.Chunks {
-		ph := &s.dec
+	phase := func(c Chunk) *Phase {
 		if c.Tokens > 1 {
-			ph = &s.pre
+			return &s.pre
 		}
-		ph.Tokens += int64(c.Tokens)
+		return &s.dec
+	}
+	for _, c := range t.Chunks {
+		phase(c).Tokens += int64(c.Tokens)
+	}
+	if s.cfg.Cache > 0 {
+		// Layers have their own arenas and do not interact: one layer at a time keeps its
+		// state and its part of the trace in cache.
 		for l := 0; l < L; l++ {
-			acq := int64(ci)*int64(L) + int64(l)
-			s.step(l, acq, c, ph)
+			for ci, c := range t.Chunks {
+				s.step(l, int64(ci)*int64(L)+int64(l), c, phase(c))
+			}
+		}
+		return
+	}
+	for ci, c := range t.Chunks {
+		for l := 0; l < L; l++ {
+			s.step(l, int64(ci)*int64(L)+int64(l), c, phase(c))
 		}
 	}
 }
@@ -275,8 +288,9 @@ func (s *sim) step(l int, acq int64, c Chunk, ph *Phase) {
 	forced := 0
 	nb := s.needBits
 	if s.cfg.Policy == Belady {
-		lo, hi := s.bOff[acq], s.bOff[acq+1]
-		forced = int(s.bForc[acq])
+		i := int64(l)*int64(len(s.t.Chunks)) + acq/int64(s.t.NLayer)
+		lo, hi := s.bOff[i], s.bOff[i+1]
+		forced = int(s.bForc[i])
 		s.acquire(l, acq, s.bNeed[lo:hi], s.bNext[lo:hi], forced, ph)
 		return
 	}
@@ -424,20 +438,21 @@ func (s *sim) victim(slots []int32, a int64) int {
 	return best
 }
 
-// planBelady lists, in acquire order, the experts every acquire needs under the trace's own
-// routing (with the keep-map, the top-k survivors), and each one's next use.
+// planBelady lists, layer after layer and in chunk order, the experts every acquire needs
+// under the trace's own routing (with the keep-map, the top-k survivors), and for each the
+// next acquire (numbered chunk·n_layer + layer, the order of the replay) that needs it.
 func (s *sim) planBelady() {
 	t := s.t
-	L := t.NLayer
-	nAcq := len(t.Chunks) * L
-	s.bOff = make([]int64, nAcq+1)
-	s.bForc = make([]int32, nAcq)
+	L, nC := t.NLayer, len(t.Chunks)
+	n := nC * L
+	s.bOff = make([]int64, n+1)
+	s.bForc = make([]int32, n)
 	var keys []int32
 	nb := s.needBits
-	for ci, c := range t.Chunks {
-		for l := 0; l < L; l++ {
-			acq := ci*L + l
-			s.bOff[acq] = int64(len(keys))
+	for l := 0; l < L; l++ {
+		for ci, c := range t.Chunks {
+			i := l*nC + ci
+			s.bOff[i] = int64(len(keys))
 			forced := 0
 			for j := 0; j < c.Tokens; j++ {
 				chosen, f := s.choose(l, c.Start+j)
@@ -446,7 +461,7 @@ func (s *sim) planBelady() {
 					nb[e>>6] |= 1 << (e & 63)
 				}
 			}
-			s.bForc[acq] = int32(forced)
+			s.bForc[i] = int32(forced)
 			for wi, w := range nb {
 				for w != 0 {
 					b := bits.TrailingZeros64(w)
@@ -457,18 +472,20 @@ func (s *sim) planBelady() {
 			}
 		}
 	}
-	s.bOff[nAcq] = int64(len(keys))
+	s.bOff[n] = int64(len(keys))
 	s.bNeed = keys
 	s.bNext = make([]int64, len(keys))
 	seen := make([]int64, L*s.nE)
 	for i := range seen {
 		seen[i] = never
 	}
-	for acq := nAcq - 1; acq >= 0; acq-- {
-		for i := s.bOff[acq]; i < s.bOff[acq+1]; i++ {
-			k := keys[i]
-			s.bNext[i] = seen[k]
-			seen[k] = int64(acq)
+	// A key belongs to one layer, so walking each layer's acquires backwards is enough.
+	for i := n - 1; i >= 0; i-- {
+		acq := int64(i%nC)*int64(L) + int64(i/nC)
+		for j := s.bOff[i]; j < s.bOff[i+1]; j++ {
+			k := keys[j]
+			s.bNext[j] = seen[k]
+			seen[k] = acq
 		}
 	}
 }
