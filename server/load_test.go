@@ -103,7 +103,9 @@ func TestMeasureTTFT(t *testing.T) {
 		src = append(src, b...)
 	}
 	prefix := e.Tok.Encode(string(src), true, false)[:2000]
-	turn := func(s string) []int32 { return append(append([]int32(nil), prefix...), e.Tok.Encode(s, false, false)...) }
+	turn := func(s string) []int32 {
+		return append(append([]int32(nil), prefix...), e.Tok.Encode(s, false, false)...)
+	}
 	turn1, turn2 := turn("\n// first question: what does reuse do?\n"), turn("\n// second question: and restore?\n")
 	ttft := func(s *Server, p []int32) (time.Duration, *genResult) {
 		res, err := s.generate(context.Background(), greedyReq(p, 1))
