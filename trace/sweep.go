@@ -128,7 +128,7 @@ func PlotSVG(w io.Writer, rs []*Result, title, metric string) error {
 	if ytop == 0 {
 		ytop, ystep = 1, 0.2
 	}
-	const W, H, ml, mr, mt, mb = 960, 600, 80, 300, 50, 70
+	const W, H, ml, mr, mt, mb = 1140, 600, 80, 400, 50, 70
 	pw, ph := float64(W-ml-mr), float64(H-mt-mb)
 	X := func(x float64) float64 { return ml + (x-xmin)/(xmax-xmin)*pw }
 	Y := func(y float64) float64 { return mt + ph - y/ytop*ph }
