@@ -123,6 +123,7 @@ type Phase struct {
 	Forced   int64 `json:"forced"`   // keep-map: experts missing from the top-N survivors
 	Overflow int64 `json:"overflow"` // misses that found every slot held by the chunk
 	Bytes    int64 `json:"bytes"`    // misses × the layer's expert bytes
+	Stalls   int64 `json:"stalls"`   // layer acquires that read at least one expert
 }
 
 func (p *Phase) add(q Phase) {
@@ -133,6 +134,7 @@ func (p *Phase) add(q Phase) {
 	p.Forced += q.Forced
 	p.Overflow += q.Overflow
 	p.Bytes += q.Bytes
+	p.Stalls += q.Stalls
 }
 
 // HitRate is hits per lookup.
@@ -169,6 +171,7 @@ type Result struct {
 	Prefill        Phase         `json:"prefill"`
 	Decode         Phase         `json:"decode"`
 	Layers         []LayerCounts `json:"layers"`
+	Predicted      *Prediction   `json:"predicted,omitempty"` // the latency model, when given
 	Err            string        `json:"error,omitempty"`
 }
 

@@ -170,8 +170,14 @@ func TestOverflowAndChunks(t *testing.T) {
 	}
 	// Resident after the chunk: 0, 1, 2 (misses in ascending order take the slots). The
 	// decode token needs 4 (miss, evicts the LRU: 0) and 1 (hit).
-	if r.Decode.Hits != 1 || r.Decode.Misses != 1 {
+	if r.Decode.Hits != 1 || r.Decode.Misses != 1 || r.Decode.Stalls != 1 || r.Prefill.Stalls != 1 {
 		t.Errorf("decode %+v", r.Decode)
+	}
+	// Latency model: 2 ms compute + 100 bytes per miss at 1e5 B/s (1 ms) + 0.5 ms per stall.
+	p := Latency{DiskBytesPerSec: 1e5, DecodeCompute: 2e-3, PrefillCompute: 1e-3, StallSeconds: 5e-4}.Predict(r)
+	if math.Abs(p.DecodeSecondsPerToken-3.5e-3) > 1e-12 || math.Abs(p.DecodeTPS-1/3.5e-3) > 1e-9 ||
+		math.Abs(p.PrefillSeconds-(3e-3+5e-3+5e-4)) > 1e-12 {
+		t.Errorf("prediction %+v", p)
 	}
 }
 
@@ -355,10 +361,12 @@ func refReplay(tr *Trace, cfg Config) *Result {
 					resident[e] = clock
 				}
 			}
+			loads := 0
 			for _, e := range ids {
 				if _, ok := resident[e]; ok {
 					continue
 				}
+				loads++
 				ph.Misses++
 				ph.Bytes += tr.ExpertBytes[l]
 				if len(resident) >= cfg.Cache {
@@ -398,6 +406,9 @@ func refReplay(tr *Trace, cfg Config) *Result {
 				}
 				clock++
 				resident[e] = clock
+			}
+			if loads > 0 {
+				ph.Stalls++
 			}
 		}
 	}

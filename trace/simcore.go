@@ -380,6 +380,9 @@ func (s *sim) acquire(l int, acq int64, keys []int32, next []int64, forced int, 
 		s.clock++
 		s.last[k] = s.clock
 	}
+	if misses > 0 {
+		ph.Stalls++
+	}
 	misses += int64(forced)
 	ph.Lookups += int64(len(keys)) + int64(forced)
 	ph.Hits += hits

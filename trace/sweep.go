@@ -71,19 +71,35 @@ func (r *Result) SizeUnit() string {
 	return "bytes"
 }
 
-// WriteTable writes results as a Markdown table.
+// WriteTable writes results as a Markdown table (with the latency model's predicted decode
+// tok/s and prefill time when the results carry them).
 func WriteTable(w io.Writer, rs []*Result) {
-	fmt.Fprintf(w, "| %-36s | %10s | %8s | %12s | %12s | %10s | %12s | %12s |\n", "configuration", "cache", "hit rate",
+	pred := false
+	for _, r := range rs {
+		pred = pred || r.Predicted != nil
+	}
+	fmt.Fprintf(w, "| %-36s | %10s | %8s | %12s | %12s | %10s | %12s | %12s |", "configuration", "cache", "hit rate",
 		"misses/token", "MB/token", "decode hit", "decode miss/t", "prefill miss/t")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 38), strings.Repeat("-", 12), strings.Repeat("-", 10),
+	if pred {
+		fmt.Fprintf(w, " %14s | %11s |", "pred decode t/s", "pred prefill")
+	}
+	fmt.Fprintf(w, "\n|%s|%s|%s|%s|%s|%s|%s|%s|", strings.Repeat("-", 38), strings.Repeat("-", 12), strings.Repeat("-", 10),
 		strings.Repeat("-", 14), strings.Repeat("-", 14), strings.Repeat("-", 12), strings.Repeat("-", 15), strings.Repeat("-", 16))
+	if pred {
+		fmt.Fprintf(w, "%s|%s|", strings.Repeat("-", 17), strings.Repeat("-", 13))
+	}
+	fmt.Fprintln(w)
 	for _, r := range rs {
 		if r.Err != "" {
 			fmt.Fprintf(w, "| %-36s | %10g | %s |\n", r.Label, r.Size(), r.Err)
 			continue
 		}
-		fmt.Fprintf(w, "| %-36s | %10g | %7.2f%% | %12.3f | %12.3f | %9.2f%% | %13.3f | %14.3f |\n", r.Label, r.Size(),
+		fmt.Fprintf(w, "| %-36s | %10g | %7.2f%% | %12.3f | %12.3f | %9.2f%% | %13.3f | %14.3f |", r.Label, r.Size(),
 			100*r.HitRate, r.MissesPerToken, r.BytesPerToken/1e6, 100*r.Decode.HitRate(), r.Decode.MissesPerToken(), r.Prefill.MissesPerToken())
+		if p := r.Predicted; p != nil {
+			fmt.Fprintf(w, " %15.1f | %10.2fs |", p.DecodeTPS, p.PrefillSeconds)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -246,4 +262,44 @@ func trimFloat(v float64) string {
 
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// Latency holds the latency model's measured inputs (DESIGN §6): predicted time per token =
+// compute time per token with every expert resident + misses × expert bytes ÷ disk bandwidth
+// (measured in the store's read pattern by regolith bench --disk) + stalls × the cost of one
+// stall (a layer whose compute waits for reads: the workers park and must be woken; measured
+// by fitting one real run, see docs/TRACES.md). It assumes no overlap of reads with compute,
+// which is how the expert store runs (a layer's reads complete before its experts compute).
+type Latency struct {
+	DiskBytesPerSec float64 // expert payload bytes read per second
+	DecodeCompute   float64 // seconds per decoded token, experts resident
+	PrefillCompute  float64 // seconds per prompt token, experts resident
+	StallSeconds    float64 // seconds lost per layer acquire that reads (0: none)
+}
+
+// Prediction is the latency model's answer for one replayed configuration.
+type Prediction struct {
+	DecodeSecondsPerToken float64 `json:"decode_s_per_token"`
+	DecodeTPS             float64 `json:"decode_tokens_per_s"`
+	PrefillSeconds        float64 `json:"prefill_s"`
+	PrefillTPS            float64 `json:"prefill_tokens_per_s"`
+}
+
+// Predict applies the model to a result (its decode and prefill bytes per token).
+func (l Latency) Predict(r *Result) Prediction {
+	var p Prediction
+	if l.DiskBytesPerSec <= 0 {
+		return p
+	}
+	p.DecodeSecondsPerToken = l.DecodeCompute + r.Decode.BytesPerToken()/l.DiskBytesPerSec +
+		div(r.Decode.Stalls, r.Decode.Tokens)*l.StallSeconds
+	if p.DecodeSecondsPerToken > 0 {
+		p.DecodeTPS = 1 / p.DecodeSecondsPerToken
+	}
+	p.PrefillSeconds = float64(r.Prefill.Tokens)*l.PrefillCompute + float64(r.Prefill.Bytes)/l.DiskBytesPerSec +
+		float64(r.Prefill.Stalls)*l.StallSeconds
+	if p.PrefillSeconds > 0 {
+		p.PrefillTPS = float64(r.Prefill.Tokens) / p.PrefillSeconds
+	}
+	return p
 }

@@ -42,8 +42,12 @@ func runBench(args []string) error {
 	nGen := fs.Int("n", 64, "tokens to generate (0: skip the decode test)")
 	reps := fs.Int("r", 5, "repetitions")
 	asJSON := fs.Bool("json", false, "print JSON lines instead of a table")
+	disk := addDiskFlags(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
+	}
+	if *disk.on {
+		return disk.run(g, *asJSON)
 	}
 	if *reps < 1 || *nPrompt < 0 || *nGen < 0 {
 		return fmt.Errorf("-r must be at least 1, -p and -n not negative")

@@ -463,8 +463,15 @@ func traceSweep(args []string) error {
 	svgOut := fs.String("svg", "", "write a plot (misses per token against cache size) as SVG to this file")
 	metric := fs.String("plot", "decode", "what the plot shows: decode (misses per decoded token) or all (per token)")
 	title := fs.String("title", "", "plot title (default: the model and trace)")
+	diskMBps := fs.Float64("disk-mbps", 0, "latency model: expert bytes read per second in MB/s (regolith bench --disk); 0: no prediction")
+	computeMs := fs.Float64("compute-ms", 0, "latency model: decode compute per token in ms with every expert resident (regolith bench)")
+	prefillMs := fs.Float64("prefill-compute-ms", 0, "latency model: prefill compute per prompt token in ms, experts resident")
+	stallMs := fs.Float64("stall-ms", 0, "latency model: ms lost per layer that waits for reads (workers parked and woken)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
+	}
+	if *diskMBps < 0 || *computeMs < 0 || *prefillMs < 0 || *stallMs < 0 {
+		return fmt.Errorf("--disk-mbps, --compute-ms and --prefill-compute-ms must not be negative")
 	}
 	t, path, err := openTrace(fs)
 	if err != nil {
@@ -477,6 +484,15 @@ func traceSweep(args []string) error {
 	t0 := time.Now()
 	rs := trace.Sweep(t, cfgs, *jobs)
 	el := time.Since(t0)
+	if *diskMBps > 0 {
+		lat := trace.Latency{DiskBytesPerSec: *diskMBps * 1e6, DecodeCompute: *computeMs / 1e3, PrefillCompute: *prefillMs / 1e3, StallSeconds: *stallMs / 1e3}
+		for _, r := range rs {
+			if r.Err == "" {
+				p := lat.Predict(r)
+				r.Predicted = &p
+			}
+		}
+	}
 	fmt.Fprintf(os.Stderr, "%d configurations in %s\n", len(cfgs), el.Round(time.Millisecond))
 	trace.WriteTable(os.Stdout, rs)
 	if *jsonOut != "" {
