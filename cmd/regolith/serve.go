@@ -63,6 +63,7 @@ func runServe(args []string) error {
 	defer e.Close()
 	defer st.Close()
 	defer s.Close()
+	defer g.trace.close() // --trace: finish the trace file
 	mq := *maxQueue
 	if mq == 0 {
 		mq = -1 // none may wait
