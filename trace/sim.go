@@ -50,6 +50,15 @@ func (p Policy) String() string {
 // MarshalText writes the policy's name.
 func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
+// UnmarshalText reads a policy's name.
+func (p *Policy) UnmarshalText(b []byte) error {
+	q, err := ParsePolicy(string(b))
+	if err == nil {
+		*p = q
+	}
+	return err
+}
+
 // Policies lists every policy in order.
 func Policies() []Policy {
 	out := make([]Policy, nPolicies)
