@@ -75,12 +75,17 @@ type result struct {
 // generate prefills the prompt in chunks of chunk tokens (logits of every row), then
 // decodes nGen greedy tokens.
 func generate(m *model.Model, src model.ExpertSource, obs model.RouteObserver, prompt []int32, chunk int) (result, error) {
-	var r result
 	s, err := model.NewSession(m, model.Options{Ctx: 256, Threads: 2, Experts: src, Observer: obs})
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
 	defer s.Close()
+	return generateSession(m, s, prompt, chunk)
+}
+
+// generateSession is generate on a session made by the caller.
+func generateSession(m *model.Model, s *model.Session, prompt []int32, chunk int) (result, error) {
+	var r result
 	var last []float32
 	for i := 0; i < len(prompt); i += chunk {
 		lg, err := s.Forward(prompt[i:min(i+chunk, len(prompt))], true)

@@ -3,10 +3,12 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/regolith/regolith/internal/f16"
 	"github.com/regolith/regolith/internal/parallel"
 	"github.com/regolith/regolith/kvcache"
+	"github.com/regolith/regolith/moce"
 	"github.com/regolith/regolith/quant"
 )
 
@@ -16,6 +18,24 @@ type Options struct {
 	Threads  int           // worker threads; 0: all CPUs
 	Experts  ExpertSource  // nil: the resident memory map
 	Observer RouteObserver // nil: none
+	// MoCE is cache-aware routing (DESIGN §4; lossy for Lambda > 0). It needs an expert
+	// source that reports residency (the expert store); Lambda = 0 is the exact model.
+	MoCE MoCE
+}
+
+// MoCE configures cache-aware routing: the Protect experts with the largest router logits
+// are always chosen; the other k − Protect slots go to the largest z + Lambda·Δ·resident.
+type MoCE struct {
+	Lambda  float32
+	Protect int
+}
+
+// Residency is implemented by expert sources that hold some experts resident (the expert
+// store). Resident returns layer's residency as a bitset over expert ids (bit e%64 of word
+// e/64), reusing dst. It must depend only on the requests made so far, never on I/O timing,
+// so that cache-aware routing is deterministic.
+type Residency interface {
+	Resident(layer int, dst []uint64) []uint64
 }
 
 // Session is one sequence's state: the KV cache and scratch buffers, reused across calls.
@@ -25,6 +45,11 @@ type Session struct {
 	kv       *kvcache.Cache
 	experts  ExpertSource
 	observer RouteObserver
+	moce     MoCE
+	resident Residency
+	resBits  []uint64 // the layer's residency, read once per chunk and layer
+	zIDs     []int32  // experts sorted by logit (cache-aware routing)
+	zSorted  []float32
 	rope     *rope
 
 	x, h, q, k, v, att, o []float32 // [T × dim] activations of the current chunk
@@ -57,6 +82,17 @@ func NewSession(m *Model, o Options) (*Session, error) {
 		rope: newRope(c.HeadDim, c.RopeBase)}
 	if s.experts == nil {
 		s.experts = NewResident(m)
+	}
+	if o.MoCE.Lambda < 0 || o.MoCE.Protect < 0 {
+		return nil, fmt.Errorf("model: cache-aware routing needs lambda >= 0 and protect >= 0")
+	}
+	if o.MoCE.Lambda > 0 {
+		r, ok := s.experts.(Residency)
+		if !ok {
+			return nil, fmt.Errorf("model: cache-aware routing needs an expert source that holds experts resident (the expert store, --mem)")
+		}
+		s.moce, s.resident = o.MoCE, r
+		s.zIDs, s.zSorted = make([]int32, c.NExpert), make([]float32, c.NExpert)
 	}
 	s.mm.run, s.aj.run = s.mm.do, s.aj.do
 	for i := 0; i < s.pool.Threads(); i++ {
@@ -206,16 +242,25 @@ func (s *Session) ffn(l, T, p0 int) error {
 	if err = s.matmul(&L.Router, s.h, T, T > 1, s.router); err != nil {
 		return err
 	}
+	if s.resident != nil {
+		// Every token of the chunk routes against the residency before the chunk's loads.
+		s.resBits = s.resident.Resident(l, s.resBits)
+	}
 	for t := 0; t < T; t++ {
 		logits := s.router[t*E : (t+1)*E]
 		chosen := s.chosen[t*K : (t+1)*K]
 		w := s.weights[t*K : (t+1)*K]
-		if s.observer != nil {
-			// Observers get the raw logits; routing works on the probabilities.
+		if s.observer != nil || s.resident != nil {
+			// Observers and cache-aware routing get the raw logits; the weights are the
+			// probabilities.
 			copy(s.o[:E], logits)
 		}
 		softmax(logits)
-		topK(logits, chosen)
+		if s.resident != nil {
+			s.routeMoCE(s.o[:E], chosen)
+		} else {
+			topK(logits, chosen)
+		}
 		var sum float64 // ggml_sum_rows accumulates in double
 		for i, e := range chosen {
 			w[i] = logits[e]
@@ -286,4 +331,26 @@ func (j *attnJob) doTiled(lo, hi int) {
 			j.attendTiled(g, qt*faTileQ, min((qt+1)*faTileQ, j.T), sc)
 		}
 	}
+}
+
+// routeMoCE chooses a token's experts by cache-aware routing from its raw router logits z
+// (package moce, the same code the trace replay runs).
+func (s *Session) routeMoCE(z []float32, chosen []int32) {
+	ids := s.zIDs
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		switch {
+		case z[a] > z[b]:
+			return -1
+		case z[a] < z[b]:
+			return 1
+		}
+		return int(a - b)
+	})
+	for i, e := range ids {
+		s.zSorted[i] = z[e]
+	}
+	moce.Select(chosen[:0], ids, s.zSorted, s.resBits, len(chosen), s.moce.Protect, s.moce.Lambda)
 }

@@ -33,12 +33,15 @@ type genFlags struct {
 	directIO  *bool
 	ioThreads *int
 	trace     *traceFlag // --trace FILE: record the routing (trace.go)
+	moce      *float64
+	protect   *int
 }
 
 func addGenFlags(fs interface {
 	String(string, string, string) *string
 	Int(string, int, string) *int
 	Bool(string, bool, string) *bool
+	Float64(string, float64, string) *float64
 }) genFlags {
 	return genFlags{
 		model:     fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
@@ -49,6 +52,8 @@ func addGenFlags(fs interface {
 		directIO:  fs.Bool("direct-io", false, "with --mem: read experts with O_DIRECT, bypassing the page cache"),
 		ioThreads: fs.Int("io-threads", 0, "with --mem: reader goroutines issuing expert reads in parallel (0: 4)"),
 		trace:     addTraceFlag(fs),
+		moce:      fs.Float64("moce", 0, "with --mem: cache-aware routing strength λ (0: the exact model; lossy above 0, e.g. 0.05-0.1)"),
+		protect:   fs.Int("moce-protect", 2, "with --moce: the experts with the largest router logits always chosen"),
 	}
 }
 
@@ -65,6 +70,9 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	if *g.mem == "" && (*g.directIO || *g.ioThreads != 0) {
 		return nil, nil, nil, fmt.Errorf("--direct-io and --io-threads apply to the expert store: pass --mem SIZE too")
 	}
+	if *g.moce != 0 && *g.mem == "" {
+		return nil, nil, nil, fmt.Errorf("--moce biases routing toward experts resident in the expert store: pass --mem SIZE too")
+	}
 	if *g.ioThreads < 0 {
 		return nil, nil, nil, fmt.Errorf("--io-threads must not be negative")
 	}
@@ -79,7 +87,7 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opts := model.Options{Ctx: *g.ctx, Threads: *g.threads}
+	opts := model.Options{Ctx: *g.ctx, Threads: *g.threads, MoCE: model.MoCE{Lambda: float32(*g.moce), Protect: *g.protect}}
 	var st *expert.Store
 	if *g.mem != "" {
 		b, err := expert.Plan(e.Model, e.File, mem, expert.PlanOptions{Ctx: *g.ctx, Chunk: max(*g.batch, 1),
