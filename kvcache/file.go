@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -306,4 +307,19 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// SessionFingerprint is the fingerprint a session file carries: the model file's (gguf
+// File.Fingerprint) with the cache's geometry, so that a file is loaded only into the same
+// model and a cache of the same shape.
+func SessionFingerprint(model [32]byte, c *Cache) Fingerprint {
+	h := sha256.New()
+	h.Write(model[:])
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(c.Layers))
+	binary.LittleEndian.PutUint64(b[8:], uint64(c.Dim))
+	h.Write(b[:])
+	var fp Fingerprint
+	copy(fp[:], h.Sum(nil))
+	return fp
 }

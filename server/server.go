@@ -12,8 +12,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +25,7 @@ import (
 	"github.com/regolith/regolith/chat"
 	"github.com/regolith/regolith/engine"
 	"github.com/regolith/regolith/expert"
+	"github.com/regolith/regolith/internal/units"
 	"github.com/regolith/regolith/kvcache"
 	"github.com/regolith/regolith/model"
 	"github.com/regolith/regolith/sample"
@@ -126,21 +125,21 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tmpl = t
 	}
-	fp, err := fingerprint(cfg.ModelPath, s.sess.Cache())
+	mfp, err := s.e.File.Fingerprint()
 	if err != nil {
 		return nil, err
 	}
-	s.fp = fp
+	s.fp = kvcache.SessionFingerprint(mfp, s.sess.Cache())
 	s.metrics = newMetrics(s)
 	s.genFn = s.generate
 	if cfg.CacheDir != "" {
 		t0 := time.Now()
-		d, err := openDiskCache(cfg.CacheDir, cfg.CacheSize, fp, s.log)
+		d, err := openDiskCache(cfg.CacheDir, cfg.CacheSize, s.fp, s.log)
 		if err != nil {
 			return nil, err
 		}
 		s.disk = d
-		fmt.Fprintf(s.log, "server: prompt cache %s: %d files, %s, indexed in %s\n", cfg.CacheDir, d.len(), fmtBytes(d.total()), time.Since(t0).Round(time.Microsecond))
+		fmt.Fprintf(s.log, "server: prompt cache %s: %d files, %s, indexed in %s\n", cfg.CacheDir, d.len(), units.FormatBytes(d.total()), time.Since(t0).Round(time.Microsecond))
 	}
 	return s, nil
 }
@@ -157,51 +156,6 @@ func (s *Server) Close() {
 
 // Drain refuses new requests (503) from now on.
 func (s *Server) Drain() { s.draining.Store(true) }
-
-// fingerprint identifies the model file and cache geometry: SHA-256 over the file's size,
-// its first 8 MiB (GGUF header, metadata and tensor table) and last 1 MiB, and the KV
-// geometry. Without a path, the geometry alone.
-func fingerprint(path string, c *kvcache.Cache) (kvcache.Fingerprint, error) {
-	h := sha256.New()
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(c.Layers))
-	binary.LittleEndian.PutUint64(b[8:], uint64(c.Dim))
-	h.Write(b[:])
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return kvcache.Fingerprint{}, err
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return kvcache.Fingerprint{}, err
-		}
-		binary.LittleEndian.PutUint64(b[:], uint64(fi.Size()))
-		h.Write(b[:8])
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, min(fi.Size(), 8<<20))); err != nil {
-			return kvcache.Fingerprint{}, err
-		}
-		tail := max(0, fi.Size()-(1<<20))
-		if _, err := io.Copy(h, io.NewSectionReader(f, tail, fi.Size()-tail)); err != nil {
-			return kvcache.Fingerprint{}, err
-		}
-	}
-	var fp kvcache.Fingerprint
-	copy(fp[:], h.Sum(nil))
-	return fp, nil
-}
-
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-}
 
 // errQueueFull and errDraining are the admission refusals.
 var (

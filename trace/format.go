@@ -37,7 +37,6 @@
 package trace
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -205,25 +204,6 @@ func decodeHeader(r io.ReaderAt, size int64) (*Header, int64, error) {
 	return h, n, nil
 }
 
-// Fingerprint identifies a GGUF file: SHA-256 of its bytes before the data section (the
-// header, metadata and tensor infos, which name every tensor's type, shape and offset)
-// followed by the file's size.
-func Fingerprint(f *gguf.File) ([32]byte, error) {
-	var fp [32]byte
-	if f.DataOffset > f.Size || f.DataOffset > 1<<34 {
-		return fp, fmt.Errorf("trace: GGUF data offset %d past the %d-byte file", f.DataOffset, f.Size)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, int64(f.DataOffset))); err != nil {
-		return fp, fmt.Errorf("trace: fingerprinting the model: %w", err)
-	}
-	var sz [8]byte
-	binary.LittleEndian.PutUint64(sz[:], f.Size)
-	h.Write(sz[:])
-	copy(fp[:], h.Sum(nil))
-	return fp, nil
-}
-
 // HeaderFor is the header of traces of model m loaded from f, storing topN candidates per
 // token and layer (0: 64, or all experts if fewer; capped at n_expert, raised to k).
 func HeaderFor(m *model.Model, f *gguf.File, topN int) (Header, error) {
@@ -235,7 +215,7 @@ func HeaderFor(m *model.Model, f *gguf.File, topN int) (Header, error) {
 		topN = 64
 	}
 	topN = max(c.NExpertUsed, min(topN, c.NExpert))
-	fp, err := Fingerprint(f)
+	fp, err := f.Fingerprint()
 	if err != nil {
 		return Header{}, err
 	}
