@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/regolith/regolith/engine"
 	"github.com/regolith/regolith/expert"
 	"github.com/regolith/regolith/internal/units"
+	"github.com/regolith/regolith/kvcache"
 	"github.com/regolith/regolith/model"
 	"github.com/regolith/regolith/sample"
 )
@@ -130,6 +132,35 @@ type runResult struct {
 	Seed      uint64  `json:"seed"`
 	// ExpertStore is the expert store's counters, with --mem.
 	ExpertStore *expert.Stats `json:"expert_store,omitempty"`
+	// ReusedTokens are prompt tokens restored by --load-session instead of computed.
+	ReusedTokens int `json:"reused_tokens"`
+}
+
+// restoreSession loads a session file into s and keeps its longest prefix shared with the
+// prompt, less at least one token (the last prompt token is always run, for its logits).
+// It returns how many prompt tokens are reused. Exactness: the reused positions are the
+// saved run's, bit for bit; continuing from them equals continuing that run (0 KLD), which
+// can differ in the last bits from computing the whole prompt in one pass, as llama.cpp's
+// attention and matmul kernels depend on the chunk size.
+func restoreSession(s *model.Session, path string, fp kvcache.Fingerprint, prompt []int32) (int, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "session file %s does not exist yet: starting fresh\n", path)
+		return 0, nil
+	}
+	saved, err := s.Cache().Load(path, fp)
+	if err != nil {
+		if kvcache.IsCorrupt(err) {
+			return 0, fmt.Errorf("%w (delete the file to start fresh)", err)
+		}
+		return 0, err
+	}
+	n := 0
+	for n < len(saved) && n < len(prompt)-1 && saved[n] == prompt[n] {
+		n++
+	}
+	s.Truncate(n)
+	fmt.Fprintf(os.Stderr, "restored %d of %d saved positions from %s\n", n, len(saved), path)
+	return n, nil
 }
 
 func runRun(args []string) error {
@@ -148,6 +179,8 @@ func runRun(args []string) error {
 	seed := fs.Int64("seed", -1, "random seed (-1: random)")
 	chat := fs.Bool("chat", false, "format the prompt as a user message of the model's ChatML chat template")
 	asJSON := fs.Bool("json", false, "print one JSON object (prompt_ids, generated_ids, text, timings) instead of streaming")
+	loadSession := fs.String("load-session", "", "restore the state saved in this file and reuse it for the prompt's matching prefix\n(a missing file is not an error: the run starts fresh)")
+	saveSession := fs.String("save-session", "", "after generating, save the state (KV cache and token ids) to this file")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -184,6 +217,25 @@ func runRun(args []string) error {
 	}
 	smp := sample.New(p, e.Model.Cfg.NVocab)
 	ids := e.Tok.Encode(text, true, true)
+	var fp kvcache.Fingerprint
+	if *loadSession != "" || *saveSession != "" {
+		mfp, err := e.File.Fingerprint()
+		if err != nil {
+			return err
+		}
+		fp = kvcache.SessionFingerprint(mfp, s.Cache())
+	}
+	todo := ids // the prompt tokens to compute
+	if *loadSession != "" {
+		reused, err := restoreSession(s, *loadSession, fp, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids[:reused] {
+			smp.Accept(id)
+		}
+		todo = ids[reused:]
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -194,7 +246,7 @@ func runRun(args []string) error {
 		out.Flush()
 	}
 	g.trace.beginRequest(len(ids))
-	gen, gs, err := e.Generate(ctx, s, engine.Request{Prompt: ids, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
+	gen, gs, err := e.Generate(ctx, s, engine.Request{Prompt: todo, MaxTokens: *n, Chunk: *g.batch, Sampler: smp,
 		OnToken: func(id int32) bool {
 			if !*asJSON {
 				fmt.Fprint(out, dec.Add(id))
@@ -211,9 +263,18 @@ func runRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *saveSession != "" {
+		// The session holds the prompt and every generated token it ran forward.
+		all := append(append([]int32(nil), ids...), gen...)
+		if err := s.Cache().Save(*saveSession, fp, all[:s.Pos()]); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "saved %d positions to %s\n", s.Pos(), *saveSession)
+	}
 	if *asJSON {
 		return json.NewEncoder(os.Stdout).Encode(runResult{PromptIDs: ids, GeneratedIDs: gen, Text: e.Tok.Decode(gen),
-			Stats: gs, PromptTPS: gs.PromptTPS(), DecodeTPS: gs.DecodeTPS(), Seed: smp.Seed(), ExpertStore: storeStats})
+			Stats: gs, PromptTPS: gs.PromptTPS(), DecodeTPS: gs.DecodeTPS(), Seed: smp.Seed(), ExpertStore: storeStats,
+			ReusedTokens: len(ids) - len(todo)})
 	}
 	fmt.Fprintln(out, dec.Flush())
 	out.Flush()
