@@ -53,13 +53,13 @@ func KL(lp, lq []float64) float64 {
 
 // Position is the comparison at one position: the distributions over the next token.
 type Position struct {
-	KL       float64 // KL(p_ref ‖ p_test), nats
-	Agree    bool    // the argmaxes are equal
-	NLLRef   float64 // −log p_ref(actual next token)
-	NLLTest  float64 // −log p_test(actual next token)
-	RefTop   int32   // argmax of the reference
-	TestTop  int32   // argmax of the test
-	NextTok  int32   // the actual next token
+	KL      float64 // KL(p_ref ‖ p_test), nats
+	Agree   bool    // the argmaxes are equal
+	NLLRef  float64 // −log p_ref(actual next token)
+	NLLTest float64 // −log p_test(actual next token)
+	RefTop  int32   // argmax of the reference
+	TestTop int32   // argmax of the test
+	NextTok int32   // the actual next token
 }
 
 // Comparer compares logit rows; it reuses its float64 scratch.

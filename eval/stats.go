@@ -83,7 +83,7 @@ type Accumulator struct {
 }
 
 type docAcc struct {
-	name string
+	name              string
 	kl, agree, nr, nt []float64
 }
 
@@ -232,4 +232,3 @@ func (a *Accumulator) Report() *Report {
 	r.Worst = append([]Worst(nil), a.worst...)
 	return r
 }
-
