@@ -40,6 +40,14 @@ func (p *expertGroups) plan(chosen []int32, nExpert int) {
 	}
 }
 
+// ExpertObserver is optionally implemented by the session's RouteObserver: it then sees
+// every routed expert's output for every token routed to it (layer, expert id, the token's
+// index in the chunk, its normalized router weight, and the expert's unweighted output of
+// NEmbd floats, valid only during the call). Pruning's saliency (REAP) is computed from it.
+type ExpertObserver interface {
+	ExpertOutput(layer, expert, token int, weight float32, out []float32)
+}
+
 // runExperts computes every routed expert once over all the tokens routed to it, then
 // sums each token's weighted expert outputs in rank order, as llama.cpp adds them.
 func (s *Session) runExperts(l, T int) error {
@@ -73,6 +81,11 @@ func (s *Session) runExperts(l, T int) error {
 		}
 		if err = s.matmul(&w.Down, p.g, n, false, p.y); err != nil {
 			return err
+		}
+		if eo, ok := s.observer.(ExpertObserver); ok {
+			for i, j := range mem {
+				eo.ExpertOutput(l, int(p.ids[gi]), int(j)/K, s.weights[j], p.y[i*D:(i+1)*D])
+			}
 		}
 		for i, j := range mem {
 			wt := s.weights[j]
