@@ -40,7 +40,13 @@ func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32
 		k.Act(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
 	s.mm = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
-		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: s.mm.run}
+		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: s.mm.run, tmp: s.mm.tmp}
+	if head.Rows != nil && split >= quant.LlamaRowsWidth {
+		s.mm.headRows = head.Rows
+		if n := w.Rows * quant.LlamaRowsWidth; len(s.mm.tmp) < n {
+			s.mm.tmp = make([]float32, n)
+		}
+	}
 	s.pool.For(w.Rows, 16, s.mm.run)
 	s.mm.data, s.mm.act, s.mm.out = nil, nil, nil
 	return nil
@@ -53,14 +59,27 @@ type mmJob struct {
 	data, act                    []byte
 	out                          []float32
 	head, tail                   func(w, a []byte, n int) float32
+	headRows                     func(w, a []byte, n int, out []float32) // several rows at once, same bits
+	tmp                          []float32                               // headRows' output, W per weight row
 	run                          func(lo, hi int)
 }
 
 func (j *mmJob) do(lo, hi int) {
 	rows, cols, rb, ab := j.rows, j.cols, j.rb, j.ab
+	const W = quant.LlamaRowsWidth
 	for r := lo; r < hi; r++ {
 		row := j.data[r*rb : (r+1)*rb]
-		for t := 0; t < j.split; t++ {
+		t := 0
+		if j.headRows != nil {
+			four := j.tmp[r*W : (r+1)*W] // rows are disjoint across workers
+			for ; t+W <= j.split; t += W {
+				j.headRows(row, j.act[t*ab:(t+W)*ab], cols, four)
+				for i, v := range four {
+					j.out[(t+i)*rows+r] = v
+				}
+			}
+		}
+		for ; t < j.split; t++ {
 			j.out[t*rows+r] = j.head(row, j.act[t*ab:(t+1)*ab], cols)
 		}
 		for t := j.split; t < j.T; t++ {

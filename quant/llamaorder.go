@@ -50,7 +50,14 @@ type LlamaMatMul struct {
 type LlamaRows struct {
 	Act func(x []float32, dst []byte)
 	Dot func(w, a []byte, n int) float32
+	// Rows, when not nil, dots one weight row with LlamaRowsWidth activation rows stored
+	// back to back (out[i] = Dot(w, a_i, n) bit for bit): prefill loads each weight row once
+	// for several tokens.
+	Rows func(w, a []byte, n int, out []float32)
 }
+
+// LlamaRowsWidth is the number of activation rows LlamaRows.Rows takes.
+const LlamaRowsWidth = dotRowsWidth
 
 // Row returns the reference kernels (plain Go: llamaorder*.go) for activation row i:
 // i < split of Kernels takes its head, the rest its tail. act and dot are nil when Type
@@ -90,6 +97,11 @@ func (m LlamaMatMul) Kernels() (split int, head, tail LlamaRows, ok bool) {
 		return 0, head, tail, false
 	}
 	head.Dot, tail.Dot = fastLlama(m, head.Dot, 0 < split), fastLlama(m, tail.Dot, m.T-1 < split)
+	switch m.Type {
+	case Q8_0, Q6_K: // their multi-row kernels sum in the one-row kernels' (llama.cpp's) order
+		head.Rows = dotRowsKernels[m.Type]
+		tail.Rows = head.Rows
+	}
 	return split, head, tail, true
 }
 

@@ -180,3 +180,72 @@ func TestLlamaMatMulKernels(t *testing.T) {
 		}
 	}
 }
+
+// The multi-row kernels LlamaMatMul hands out give the one-row kernels' bits.
+func TestLlamaRowsKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, typ := range []Type{Q8_0, Q6_K} {
+		n := 512
+		_, head, _, ok := LlamaMatMul{Type: typ, Rows: 8, T: 8, Gemm: true}.Kernels()
+		if !ok || head.Rows == nil {
+			t.Skipf("%s: no multi-row kernel on this CPU", typ)
+		}
+		rb, _ := typ.RowBytes(int64(n))
+		ab := ActivationBytes(typ, n)
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		w := make([]byte, rb)
+		if err := QuantizeRow(typ, x, w); err != nil {
+			t.Fatal(err)
+		}
+		a := make([]byte, LlamaRowsWidth*ab)
+		for row := 0; row < LlamaRowsWidth; row++ {
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * float64(row+1))
+			}
+			head.Act(x, a[row*ab:(row+1)*ab])
+		}
+		out := make([]float32, LlamaRowsWidth)
+		head.Rows(w, a, n, out)
+		for row := range out {
+			if want := head.Dot(w, a[row*ab:(row+1)*ab], n); math.Float32bits(out[row]) != math.Float32bits(want) {
+				t.Fatalf("%s row %d: %v, one-row kernel %v", typ, row, out[row], want)
+			}
+		}
+	}
+}
+
+// The 4-row Q8_0 kernel (DotRows) gives llama.cpp's order too, so prefill can use it.
+func TestLlamaOrderQ8_0Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, nb := range []int{1, 3, 8, 33} {
+		n := nb * 32
+		w := make([]byte, nb*34)
+		a := make([]byte, 4*nb*34)
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		if err := QuantizeRow(Q8_0, x, w); err != nil {
+			t.Fatal(err)
+		}
+		for row := 0; row < 4; row++ {
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * float64(row+1))
+			}
+			if err := QuantizeActivations(Q8_0, x, a[row*nb*34:(row+1)*nb*34]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := make([]float32, 4)
+		DotRows(Q8_0, w, a, n, out)
+		for row := range out {
+			want := dotQ8_0LanesRef(w, a[row*nb*34:(row+1)*nb*34], n)
+			if math.Float32bits(out[row]) != math.Float32bits(want) {
+				t.Fatalf("nb=%d row %d: %v, llama order %v", nb, row, out[row], want)
+			}
+		}
+	}
+}
