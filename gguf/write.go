@@ -26,18 +26,63 @@ func Write(w io.Writer, kvs []KV, tensors []WriteTensor) error {
 }
 
 func write(w io.Writer, version uint32, kvs []KV, tensors []WriteTensor, padHeader bool) error {
+	specs := make([]TensorSpec, len(tensors))
+	for i, t := range tensors {
+		specs[i] = TensorSpec{Name: t.Name, Type: t.Type, Dims: t.Dims}
+	}
+	s, err := newStreamWriter(w, version, kvs, specs, padHeader)
+	if err != nil {
+		return err
+	}
+	for _, t := range tensors {
+		if err := s.WriteTensor(t.Name, t.Data); err != nil {
+			return err
+		}
+	}
+	return s.Close()
+}
+
+// TensorSpec is a tensor's name, type and dimensions: its place in the layout, without data.
+type TensorSpec struct {
+	Name string
+	Type quant.Type
+	Dims []uint64
+}
+
+// StreamWriter writes a GGUF v3 file whose tensor data arrives one tensor at a time, so a
+// file larger than memory can be written: NewStreamWriter lays out every tensor and writes
+// the header, WriteTensor writes each tensor's bytes in the order given, Close checks that
+// all were written and flushes. The bytes are those Write produces for the same input.
+type StreamWriter struct {
+	bw    *bufio.Writer
+	e     *encoder
+	specs []TensorSpec
+	sizes []uint64
+	align uint64
+	next  int
+	size  uint64
+}
+
+// NewStreamWriter writes the header (metadata and tensor infos) of a file holding tensors,
+// in that order.
+func NewStreamWriter(w io.Writer, kvs []KV, tensors []TensorSpec) (*StreamWriter, error) {
+	return newStreamWriter(w, 3, kvs, tensors, true)
+}
+
+func newStreamWriter(w io.Writer, version uint32, kvs []KV, tensors []TensorSpec, padHeader bool) (*StreamWriter, error) {
 	align := uint64(DefaultAlignment)
 	for _, kv := range kvs {
 		if kv.Key == "general.alignment" {
 			a, ok := kv.Value.(uint32)
 			if !ok || a == 0 || a&(a-1) != 0 {
-				return fmt.Errorf("gguf: general.alignment must be a power-of-two uint32")
+				return nil, fmt.Errorf("gguf: general.alignment must be a power-of-two uint32")
 			}
 			align = uint64(a)
 		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	e := &encoder{w: bw}
+	s := &StreamWriter{bw: bw, e: e, specs: tensors, sizes: make([]uint64, len(tensors)), align: align}
 	e.u32(Magic)
 	e.u32(version)
 	e.u64(uint64(len(tensors)))
@@ -46,18 +91,16 @@ func write(w io.Writer, version uint32, kvs []KV, tensors []WriteTensor, padHead
 		e.str(kv.Key)
 		e.u32(uint32(kv.Type))
 		if err := e.value(kv.Type, kv.Value); err != nil {
-			return fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
+			return nil, fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
 		}
 	}
 	var off uint64
-	for _, t := range tensors {
+	for i, t := range tensors {
 		size, err := tensorBytes(t.Type, t.Dims)
 		if err != nil {
-			return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+			return nil, fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
 		}
-		if size != uint64(len(t.Data)) {
-			return fmt.Errorf("gguf: tensor %q: %d bytes of data for a %d-byte %s tensor %v", t.Name, len(t.Data), size, t.Type, t.Dims)
-		}
+		s.sizes[i] = size
 		e.str(t.Name)
 		e.u32(uint32(len(t.Dims)))
 		for _, d := range t.Dims {
@@ -70,14 +113,53 @@ func write(w io.Writer, version uint32, kvs []KV, tensors []WriteTensor, padHead
 	if padHeader || len(tensors) > 0 {
 		e.pad(align)
 	}
-	for _, t := range tensors {
-		e.write(t.Data)
-		e.pad(align)
-	}
 	if e.err != nil {
-		return e.err
+		return nil, e.err
 	}
-	return bw.Flush()
+	s.size = e.n + off
+	return s, nil
+}
+
+// Size is the size of the whole file in bytes, known once the layout is.
+func (s *StreamWriter) Size() int64 { return int64(s.size) }
+
+// TensorSize is the data size in bytes of the i-th tensor.
+func (s *StreamWriter) TensorSize(i int) int64 { return int64(s.sizes[i]) }
+
+// Written is the number of bytes written so far (header included).
+func (s *StreamWriter) Written() int64 { return int64(s.e.n) }
+
+// WriteTensor writes the next tensor's data; name must be that tensor's.
+func (s *StreamWriter) WriteTensor(name string, data []byte) error {
+	if s.e.err != nil {
+		return s.e.err
+	}
+	if s.next >= len(s.specs) {
+		return fmt.Errorf("gguf: tensor %q written after all %d tensors", name, len(s.specs))
+	}
+	t := &s.specs[s.next]
+	if t.Name != name {
+		return fmt.Errorf("gguf: tensor %q written where %q comes next", name, t.Name)
+	}
+	if s.sizes[s.next] != uint64(len(data)) {
+		return fmt.Errorf("gguf: tensor %q: %d bytes of data for a %d-byte %s tensor %v", t.Name, len(data), s.sizes[s.next], t.Type, t.Dims)
+	}
+	s.e.write(data)
+	s.e.pad(s.align)
+	s.next++
+	return s.e.err
+}
+
+// Close checks that every tensor was written and flushes; it does not close the
+// underlying writer.
+func (s *StreamWriter) Close() error {
+	if s.e.err != nil {
+		return s.e.err
+	}
+	if s.next != len(s.specs) {
+		return fmt.Errorf("gguf: %d of %d tensors written (next: %q)", s.next, len(s.specs), s.specs[s.next].Name)
+	}
+	return s.bw.Flush()
 }
 
 // Encode writes f back out. For a file llama.cpp wrote, the bytes are identical.
