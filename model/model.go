@@ -25,7 +25,9 @@ type Config struct {
 	NVocab      int
 	CtxTrain    int
 	RopeBase    float32
+	RopeDims    int // dimensions rotated per head (rope.dimension_count; HeadDim when absent)
 	Eps         float32
+	Next        *NextConfig // qwen3next's Gated DeltaNet hyperparameters (nil for other architectures)
 }
 
 // Layer holds one transformer block's resident weights and its routed-expert tensors.
@@ -33,9 +35,11 @@ type Layer struct {
 	AttnNorm       []float32
 	Wq, Wk, Wv, Wo Weight
 	QNorm, KNorm   []float32
-	FFNNorm        []float32
-	Router         Weight // [NExpert rows × NEmbd]
+	FFNNorm        []float32 // qwen3next: post_attention_norm
+	Router         Weight    // [NExpert rows × NEmbd]
 	Gate, Up, Down ExpertTensor
+	Next           *NextLayer    // qwen3next: the layer's kind and Gated DeltaNet tensors
+	Shared         *SharedExpert // qwen3next: the shared expert, or nil
 }
 
 // Model is a loaded model: views into the GGUF file's memory map, nothing copied but
@@ -50,7 +54,8 @@ type Model struct {
 }
 
 var architectures = map[string]func(*gguf.File) (*Model, error){
-	"qwen3moe": loadQwen3MoE,
+	"qwen3moe":  loadQwen3MoE,
+	"qwen3next": loadQwen3Next,
 }
 
 // Supported lists the architectures regolith runs.
@@ -121,6 +126,13 @@ func readConfig(f *gguf.File) (Config, error) {
 	c.RopeBase = 10000
 	if v, ok := f.ArchFloat("rope.freq_base"); ok {
 		c.RopeBase = float32(v)
+	}
+	c.RopeDims = c.HeadDim
+	if v, ok := f.ArchUint("rope.dimension_count"); ok {
+		if v == 0 || int(v) > c.HeadDim || v%2 != 0 {
+			return c, fmt.Errorf("model: rope.dimension_count %d does not fit head size %d", v, c.HeadDim)
+		}
+		c.RopeDims = int(v)
 	}
 	eps, err := f.RequireArchFloat("attention.layer_norm_rms_epsilon")
 	if err != nil {

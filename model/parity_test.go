@@ -98,8 +98,12 @@ func kl(a, b []float32) float64 {
 	return d
 }
 
-func TestParityQwen3MoE(t *testing.T) {
-	cases := fixtures.Glob(t, "parity/qwen3moe-*.json")
+func TestParityQwen3MoE(t *testing.T) { testParity(t, "parity/qwen3moe-*.json") }
+
+func TestParityQwen3Next(t *testing.T) { testParity(t, "parity/qwen3next-*.json") }
+
+func testParity(t *testing.T, pattern string) {
+	cases := fixtures.Glob(t, pattern)
 	for _, path := range cases {
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
 		t.Run(name, func(t *testing.T) {

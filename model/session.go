@@ -63,6 +63,9 @@ type Session struct {
 	eg                    expertGroups
 	mm                    mmJob   // the running matmul (bound once: loops allocate nothing)
 	aj                    attnJob // the running attention
+
+	rs   *Recurrent  // qwen3next: Gated DeltaNet state after the cached positions (deltanet.go)
+	next nextScratch // qwen3next: activations
 }
 
 // NewSession allocates a session's KV cache and scratch.
@@ -74,12 +77,12 @@ func NewSession(m *Model, o Options) (*Session, error) {
 			o.Ctx = c.CtxTrain
 		}
 	}
-	kv, err := kvcache.New(c.NLayer, o.Ctx, c.NHeadKV*c.HeadDim, 0)
+	kv, err := kvcache.New(kvLayers(&c), o.Ctx, c.NHeadKV*c.HeadDim, 0)
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{m: m, pool: parallel.New(o.Threads), kv: kv, experts: o.Experts, observer: o.Observer,
-		rope: newRope(c.HeadDim, c.RopeBase)}
+		rope: newRope(c.RopeDims, c.RopeBase)}
 	if s.experts == nil {
 		s.experts = NewResident(m)
 	}
@@ -160,8 +163,16 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 		cs.BeginChunk(T)
 	}
 	var err error
+	if err = s.beginRecurrent(p0); err != nil {
+		return nil, err
+	}
 	for l := range m.Layers {
-		if err = s.attention(l, T, p0); err != nil {
+		if m.Layers[l].Next != nil {
+			err = s.nextMixer(l, T, p0)
+		} else {
+			err = s.attention(l, T, p0)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if err = s.ffn(l, T, p0); err != nil {
@@ -169,6 +180,9 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 		}
 	}
 	s.kv.N = p0 + T
+	if s.rs != nil {
+		s.rs.N = s.kv.N
+	}
 
 	rows := s.x
 	nOut := T
@@ -275,6 +289,11 @@ func (s *Session) ffn(l, T, p0 int) error {
 	}
 	if err := s.runExperts(l, T); err != nil {
 		return err
+	}
+	if L.Shared != nil {
+		if err := s.sharedExpert(l, T); err != nil {
+			return err
+		}
 	}
 	for i := range s.x[:T*D] {
 		s.x[i] += s.moe[i]

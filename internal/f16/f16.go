@@ -3,7 +3,11 @@
 // Every function gives the same bits as its plain-Go form in ref.go (exact class).
 package f16
 
-import "github.com/regolith/regolith/quant"
+import (
+	"math"
+
+	"github.com/regolith/regolith/quant"
+)
 
 // ToF16 rounds src into dst (len(dst) >= len(src)).
 func ToF16(dst []uint16, src []float32) {
@@ -66,13 +70,17 @@ func Scale(y []uint16, v float32) {
 	scaleRef(y[k:], v)
 }
 
-// Dot is ggml_vec_dot_f16's scalar form: products of halves (exact in float32) summed in
-// float64. The vector kernel sums in four float64 lanes; the products have at most 22
-// significant bits, so for vectors whose products span less than 2^26 in magnitude the
-// float64 sums are exact and the order cannot matter; beyond that the result is bounded
-// by float64 rounding (far below float32's).
+// Dot is ggml_vec_dot_f16 (AVX-512 build without FP16 arithmetic). Below 64 elements it
+// is the scalar loop: products of halves (exact in float32) summed in float64, where for
+// vectors whose products span less than 2^26 in magnitude the sums are exact and the order
+// cannot matter. From 64 elements on, the first n&^63 go through ggml's vector loop: four
+// 16-lane float32 fused-multiply-add accumulators, folded 0+2, 1+3, 0+1 and reduced as
+// _mm512_reduce_add_ps, which rounds (dotLanes); the rest are added in float64.
 func Dot(a, b []uint16) float32 {
 	n := len(a)
+	if n >= 64 {
+		return dotLanes(a, b)
+	}
 	k := 0
 	var s float64
 	if useAsm && n >= 8 {
@@ -93,7 +101,7 @@ func DotRows(out []float32, q, k []uint16, stride int) {
 		return
 	}
 	_ = k[(len(out)-1)*stride+n-1] // one bounds check for all rows
-	if useAsm && n >= 8 && n%8 == 0 {
+	if useAsm && n >= 8 && n < 64 && n%8 == 0 {
 		for j := range out {
 			out[j] = float32(dotAVX2(&q[0], &k[j*stride], n))
 		}
@@ -122,4 +130,37 @@ func MadRows(y, v []uint16, stride int, ms, vs []float32) {
 		scaleRef(y, ms[j])
 		madFMARef(y, v[j*stride:j*stride+n], vs[j])
 	}
+}
+
+// dotLanes is ggml_vec_dot_f16's vector form for n >= 64 (see Dot).
+func dotLanes(a, b []uint16) float32 {
+	n := len(a)
+	np := n &^ 63
+	var sum [4][16]float32
+	for i := 0; i < np; i += 64 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 16; l++ {
+				k := i + 16*j + l
+				sum[j][l] = float32(math.FMA(float64(quant.FP16ToFP32(a[k])), float64(quant.FP16ToFP32(b[k])), float64(sum[j][l])))
+			}
+		}
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[2][l]
+		sum[1][l] += sum[3][l]
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[1][l]
+	}
+	v := sum[0]
+	for w := 8; w >= 1; w /= 2 {
+		for l := 0; l < w; l++ {
+			v[l] += v[l+w]
+		}
+	}
+	s := float64(v[0])
+	for i := np; i < n; i++ {
+		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
+	}
+	return float32(s)
 }

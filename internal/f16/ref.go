@@ -27,6 +27,9 @@ func scaleRef(y []uint16, v float32) {
 }
 
 func dotRef(a, b []uint16) float32 {
+	if len(a) >= 64 {
+		return dotLanes(a, b)
+	}
 	var s float64
 	for i := range a {
 		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
