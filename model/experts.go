@@ -10,6 +10,21 @@ type expertGroups struct {
 	byID        []int32 // expert id → index in ids, or -1
 	xg, g, u, y []float32
 	slotOut     []float32 // [T × K × D] each slot's weighted expert output
+
+	// Decode runs whole experts on different workers (one parallel loop per layer instead
+	// of three per expert); each worker has its own buffers.
+	workers []*expertWorker
+	run     func(lo, hi int) // bound once
+	s       *Session
+	ws      []ExpertWeights
+	T       int
+}
+
+type expertWorker struct {
+	xg, g, u, y []float32
+	act         []byte
+	mm          mmJob
+	err         error
 }
 
 func (p *expertGroups) plan(chosen []int32, nExpert int) {
@@ -61,6 +76,13 @@ func (s *Session) runExperts(l, T int) error {
 	}
 	defer s.experts.Release(l)
 	p.slotOut = grow(p.slotOut, T*K*D)
+	if _, observed := s.observer.(ExpertObserver); T == 1 && len(p.ids) > 1 && s.pool.Threads() > 1 && !observed {
+		if err := p.parallel(s, ws, T); err != nil {
+			return err
+		}
+		p.sumSlots(s, T)
+		return nil
+	}
 	for gi := range p.ids {
 		mem := p.members[gi]
 		n := len(mem)
@@ -95,6 +117,14 @@ func (s *Session) runExperts(l, T int) error {
 			}
 		}
 	}
+	p.sumSlots(s, T)
+	return nil
+}
+
+// sumSlots adds each token's weighted expert outputs in rank order, as llama.cpp does.
+func (p *expertGroups) sumSlots(s *Session, T int) {
+	c := s.m.Cfg
+	D, K := c.NEmbd, c.NExpertUsed
 	for t := 0; t < T; t++ {
 		out := s.moe[t*D : (t+1)*D]
 		copy(out, p.slotOut[t*K*D:(t*K+1)*D])
@@ -105,5 +135,67 @@ func (s *Session) runExperts(l, T int) error {
 			}
 		}
 	}
+}
+
+// parallel runs the chunk's experts, whole experts per worker (round-robin by group).
+func (p *expertGroups) parallel(s *Session, ws []ExpertWeights, T int) error {
+	for len(p.workers) < s.pool.Threads() {
+		p.workers = append(p.workers, &expertWorker{})
+	}
+	if p.run == nil {
+		p.run = p.work
+	}
+	p.s, p.ws, p.T = s, ws, T
+	s.pool.For(len(p.workers), 1, p.run)
+	p.s, p.ws = nil, nil
+	for _, w := range p.workers {
+		if w.err != nil {
+			err := w.err
+			w.err = nil
+			return err
+		}
+	}
 	return nil
+}
+
+func (p *expertGroups) work(lo, hi int) {
+	s := p.s
+	c := s.m.Cfg
+	D, F, K := c.NEmbd, c.NFFExp, c.NExpertUsed
+	nw := len(p.workers)
+	for wi := lo; wi < hi; wi++ {
+		w := p.workers[wi]
+		for gi := wi; gi < len(p.ids); gi += nw {
+			mem := p.members[gi]
+			n := len(mem)
+			w.xg, w.g, w.u, w.y = grow(w.xg, n*D), grow(w.g, n*F), grow(w.u, n*F), grow(w.y, n*D)
+			for i, j := range mem {
+				t := int(j) / K
+				copy(w.xg[i*D:(i+1)*D], s.h[t*D:(t+1)*D])
+			}
+			ew := &p.ws[gi]
+			if w.act, w.err = w.mm.prepare(&ew.Gate, w.xg, n, false, w.g, w.act); w.err != nil {
+				return
+			}
+			w.mm.do(0, ew.Gate.Rows)
+			if w.act, w.err = w.mm.prepare(&ew.Up, w.xg, n, false, w.u, w.act); w.err != nil {
+				return
+			}
+			w.mm.do(0, ew.Up.Rows)
+			for i := 0; i < n; i++ {
+				swiglu(w.g[i*F:(i+1)*F], w.g[i*F:(i+1)*F], w.u[i*F:(i+1)*F])
+			}
+			if w.act, w.err = w.mm.prepare(&ew.Down, w.g, n, false, w.y, w.act); w.err != nil {
+				return
+			}
+			w.mm.do(0, ew.Down.Rows)
+			for i, j := range mem {
+				wt := s.weights[j]
+				dst := p.slotOut[int(j)*D : (int(j)+1)*D]
+				for d, v := range w.y[i*D : (i+1)*D] {
+					dst[d] = v * wt
+				}
+			}
+		}
+	}
 }

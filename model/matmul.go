@@ -15,6 +15,18 @@ import (
 // per row (one row, or routed experts through mul_mat_id); for some types the two sum
 // in different orders.
 func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32) error {
+	var err error
+	if s.act, err = s.mm.prepare(w, x, T, gemm, out, s.act); err != nil {
+		return err
+	}
+	s.pool.For(w.Rows, 16, s.mm.run)
+	s.mm.data, s.mm.act, s.mm.out = nil, nil, nil
+	return nil
+}
+
+// prepare sets j up for the product and quantizes the activations into act (grown as
+// needed and returned); j.do(0, w.Rows) then computes it, or pieces of it in parallel.
+func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
 	split, head, tail, ok := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}.Kernels()
 	if head.Dot == nil {
@@ -24,12 +36,12 @@ func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32
 		tail.Dot = quant.Kernel(w.Type)
 	}
 	if ab < 0 || !ok || head.Dot == nil || tail.Dot == nil {
-		return fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
+		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}
-	if cap(s.act) < T*ab {
-		s.act = make([]byte, T*ab)
+	if cap(act) < T*ab {
+		act = make([]byte, T*ab)
 	}
-	act := s.act[:T*ab]
+	act = act[:T*ab]
 	// llama.cpp may quantize and sum the first rows of a batch differently from the rest
 	// (quant.LlamaMatMul.Kernels).
 	for t := 0; t < T; t++ {
@@ -39,17 +51,15 @@ func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32
 		}
 		k.Act(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
-	s.mm = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
-		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: s.mm.run, tmp: s.mm.tmp}
+	*j = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
+		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: j.run, tmp: j.tmp}
 	if head.Rows != nil && split >= quant.LlamaRowsWidth {
-		s.mm.headRows = head.Rows
-		if n := w.Rows * quant.LlamaRowsWidth; len(s.mm.tmp) < n {
-			s.mm.tmp = make([]float32, n)
+		j.headRows = head.Rows
+		if n := w.Rows * quant.LlamaRowsWidth; len(j.tmp) < n {
+			j.tmp = make([]float32, n)
 		}
 	}
-	s.pool.For(w.Rows, 16, s.mm.run)
-	s.mm.data, s.mm.act, s.mm.out = nil, nil, nil
-	return nil
+	return act, nil
 }
 
 // mmJob is the matmul being run; its run method value is made once per session, so a
