@@ -37,6 +37,12 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// ErrRecurrent is returned by Save and Load for a cache with a recurrent state (qwen3next):
+// the file format (version 1) holds keys and values only, and a session restored without
+// its Gated DeltaNet state would compute wrong logits. Such sessions reuse prompts from RAM
+// (checkpoints, see Recurrent) until the format has a recurrent section.
+var ErrRecurrent = errors.New("kvcache: session files do not hold recurrent (Gated DeltaNet) state yet: saving and restoring qwen3next sessions is not supported")
+
 // Fingerprint identifies the model (and cache geometry) a session belongs to.
 type Fingerprint [32]byte
 
@@ -78,6 +84,9 @@ func IsCorrupt(err error) bool {
 // renamed over path (and the directory synced).
 func (c *Cache) Save(path string, fp Fingerprint, tokens []int32) (err error) {
 	n := len(tokens)
+	if c.Rec != nil {
+		return ErrRecurrent
+	}
 	if n > c.N {
 		return fmt.Errorf("kvcache: save: %d tokens but only %d positions are cached", n, c.N)
 	}
@@ -243,6 +252,9 @@ func (c *Cache) Load(path string, fp Fingerprint) ([]int32, error) {
 	}
 	if h.Fingerprint != fp {
 		return nil, fmt.Errorf("kvcache: %s: saved by another model (fingerprint mismatch)", path)
+	}
+	if c.Rec != nil {
+		return nil, ErrRecurrent
 	}
 	if h.Layers != c.Layers || h.Dim != c.Dim {
 		return nil, fmt.Errorf("kvcache: %s: geometry %d layers × %d dims, cache has %d × %d", path, h.Layers, h.Dim, c.Layers, c.Dim)

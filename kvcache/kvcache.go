@@ -10,6 +10,7 @@ type Cache struct {
 	Layers, Ctx, Dim int
 	K, V             [][]uint16 // [layer][pos*Dim + i]
 	N                int        // positions filled
+	Rec              *Recurrent // a hybrid model's recurrent state (recurrent.go), or nil
 }
 
 // New allocates a cache; it refuses sizes that overflow or exceed maxBytes (0: no limit).
@@ -36,9 +37,13 @@ func (c *Cache) Bytes() int64 { return int64(c.Layers) * int64(c.Ctx) * int64(c.
 func (c *Cache) KRow(l, pos int) []uint16 { return c.K[l][pos*c.Dim : (pos+1)*c.Dim] }
 func (c *Cache) VRow(l, pos int) []uint16 { return c.V[l][pos*c.Dim : (pos+1)*c.Dim] }
 
-// Truncate forgets positions from n on (to reuse a shared prefix).
+// Truncate forgets positions from n on (to reuse a shared prefix). With a recurrent state
+// it goes back further, to the latest checkpoint at or before n (see Recurrent): read N.
 func (c *Cache) Truncate(n int) {
 	if n < c.N {
 		c.N = max(n, 0)
+	}
+	if c.Rec != nil {
+		c.N = c.Rec.rollback(c.N)
 	}
 }

@@ -7,58 +7,6 @@ import (
 	"github.com/regolith/regolith/internal/f16"
 )
 
-// Recurrent is the fixed-size state of qwen3next's Gated DeltaNet layers after the cached
-// positions, in llama.cpp's layouts (its recurrent memory's r and s tensors):
-//
-//   - Conv[l]: the last ConvK−1 inputs of the causal convolution, channel-major
-//     ([ConvDim × (ConvK−1)], oldest first);
-//   - SSM[l]: the delta-rule state per value head, [VHeads × HeadDim × HeadDim], stored
-//     transposed as ggml does (SSM[l][h·S·S + j·S + i] is S_h[i][j]).
-//
-// It lives with the session next to the KV cache (which holds only the full-attention
-// layers) and is all zero at position 0.
-type Recurrent struct {
-	Conv [][]float32
-	SSM  [][]float32
-	N    int // positions the state has absorbed (equals the KV cache's N)
-}
-
-func newRecurrent(n *NextConfig) *Recurrent {
-	r := &Recurrent{Conv: make([][]float32, n.NRecurrent), SSM: make([][]float32, n.NRecurrent)}
-	for l := range r.Conv {
-		r.Conv[l] = make([]float32, n.ConvStateFloats())
-		r.SSM[l] = make([]float32, n.SSMStateFloats())
-	}
-	return r
-}
-
-// Reset zeroes the state (an empty sequence).
-func (r *Recurrent) Reset() {
-	for l := range r.Conv {
-		clear(r.Conv[l])
-		clear(r.SSM[l])
-	}
-	r.N = 0
-}
-
-// CopyFrom makes r a copy of o (same shape).
-func (r *Recurrent) CopyFrom(o *Recurrent) {
-	for l := range r.Conv {
-		copy(r.Conv[l], o.Conv[l])
-		copy(r.SSM[l], o.SSM[l])
-	}
-	r.N = o.N
-}
-
-// Bytes is the memory one state holds.
-func (r *Recurrent) Bytes() int64 {
-	var n int64
-	for l := range r.Conv {
-		n += 4 * int64(len(r.Conv[l])+len(r.SSM[l]))
-	}
-	return n
-}
-
 // nextScratch holds a qwen3next chunk's activations.
 type nextScratch struct {
 	qkv, z, ba  []float32   // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
@@ -78,9 +26,6 @@ func (s *Session) nextMixer(l, T, p0 int) error {
 	m, c := s.m, s.m.Cfg
 	L := &m.Layers[l]
 	D := c.NEmbd
-	if s.rs == nil {
-		s.rs = newRecurrent(c.Next)
-	}
 	for t := 0; t < T; t++ {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.AttnNorm, c.Eps)
 	}
@@ -385,21 +330,31 @@ func vecDotF32(x, y []float32) float32 {
 	return s
 }
 
-// beginRecurrent checks that the recurrent state (if any) is the state after p0 positions:
-// a sequence starting at 0 starts from zeros.
-func (s *Session) beginRecurrent(p0 int) error {
-	if s.m.Cfg.Next == nil {
+// attachRecurrent gives a qwen3next session's cache its Gated DeltaNet state: the
+// recurrent state lives with the KV cache (kvcache.Recurrent: the state after the cached
+// positions, checkpoints for prompt reuse), which holds keys and values of the
+// full-attention layers only.
+func (s *Session) attachRecurrent() error {
+	n := s.m.Cfg.Next
+	if n == nil {
 		return nil
 	}
+	rs, err := s.kv.AttachRecurrent(n.NRecurrent, n.ConvStateFloats(), n.SSMStateFloats())
+	s.rs = rs
+	return err
+}
+
+// beginRecurrent checks that the recurrent state (if any) is the state after p0 positions
+// (a sequence starting at 0 starts from zeros) and marks it as being updated.
+func (s *Session) beginRecurrent(p0 int) error {
 	if s.rs == nil {
-		s.rs = newRecurrent(s.m.Cfg.Next)
+		return nil
 	}
 	if p0 == 0 {
 		s.rs.Reset()
-		return nil
+	} else if s.rs.N != p0 {
+		return fmt.Errorf("model: the recurrent state belongs to position %d, not %d", s.rs.N, p0)
 	}
-	if s.rs.N != p0 {
-		return fmt.Errorf("model: the recurrent state is at position %d, not %d (truncating a qwen3next session needs a checkpoint)", s.rs.N, p0)
-	}
+	s.rs.N = -1
 	return nil
 }

@@ -64,8 +64,8 @@ type Session struct {
 	mm                    mmJob   // the running matmul (bound once: loops allocate nothing)
 	aj                    attnJob // the running attention
 
-	rs   *Recurrent  // qwen3next: Gated DeltaNet state after the cached positions (deltanet.go)
-	next nextScratch // qwen3next: activations
+	rs   *kvcache.Recurrent // qwen3next: the cache's Gated DeltaNet state (deltanet.go)
+	next nextScratch        // qwen3next: activations
 }
 
 // NewSession allocates a session's KV cache and scratch.
@@ -85,6 +85,9 @@ func NewSession(m *Model, o Options) (*Session, error) {
 		rope: newRope(c.RopeDims, c.RopeBase)}
 	if s.experts == nil {
 		s.experts = NewResident(m)
+	}
+	if err := s.attachRecurrent(); err != nil {
+		return nil, err
 	}
 	if o.MoCE.Lambda < 0 || o.MoCE.Protect < 0 {
 		return nil, fmt.Errorf("model: cache-aware routing needs lambda >= 0 and protect >= 0")
@@ -113,8 +116,13 @@ func (s *Session) Pos() int { return s.kv.N }
 // Ctx is the context length.
 func (s *Session) Ctx() int { return s.kv.Ctx }
 
-// Truncate drops cached positions from n on.
-func (s *Session) Truncate(n int) { s.kv.Truncate(n) }
+// Truncate drops cached positions from n on and returns the new position: n, or less for
+// a model with a recurrent state (qwen3next), whose state goes back to its latest
+// checkpoint at or before n.
+func (s *Session) Truncate(n int) int {
+	s.kv.Truncate(n)
+	return s.kv.N
+}
 
 // Cache exposes the KV cache (for saving and restoring state).
 func (s *Session) Cache() *kvcache.Cache { return s.kv }
@@ -181,7 +189,7 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 	}
 	s.kv.N = p0 + T
 	if s.rs != nil {
-		s.rs.N = s.kv.N
+		s.rs.Advanced(s.kv.N, T)
 	}
 
 	rows := s.x

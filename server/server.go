@@ -437,7 +437,7 @@ func (s *Server) reuse(prompt []int32) (int, string, error) {
 			}
 		}
 	}
-	s.sess.Truncate(n)
+	n = s.sess.Truncate(n) // a recurrent model may go back to an earlier checkpoint
 	s.cached, s.flash = s.cached[:min(n, len(s.cached))], s.flash[:min(n, len(s.flash))]
 	s.promptLen = N
 	if n == 0 {
