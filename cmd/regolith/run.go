@@ -158,7 +158,7 @@ func restoreSession(s *model.Session, path string, fp kvcache.Fingerprint, promp
 	for n < len(saved) && n < len(prompt)-1 && saved[n] == prompt[n] {
 		n++
 	}
-	s.Truncate(n)
+	n = s.Truncate(n) // a recurrent model may go back further, to its last state checkpoint
 	fmt.Fprintf(os.Stderr, "restored %d of %d saved positions from %s\n", n, len(saved), path)
 	return n, nil
 }
