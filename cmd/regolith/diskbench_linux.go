@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -45,3 +47,19 @@ func openForBench(path string) (benchReader, bool, error) {
 }
 
 func uintptrOfSlice(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// procReadBytes is this process's read_bytes from /proc/self/io: the bytes it caused to be
+// fetched from the storage layer (page-cache hits do not count).
+func procReadBytes() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("read_bytes:")); ok {
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

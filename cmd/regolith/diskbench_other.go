@@ -21,3 +21,6 @@ func openForBench(path string) (benchReader, bool, error) {
 }
 
 func uintptrOfSlice(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// procReadBytes is unavailable off Linux.
+func procReadBytes() (int64, bool) { return 0, false }
