@@ -15,6 +15,7 @@ type PlanOptions struct {
 	Chunk    int  // largest prefill chunk (tokens per Forward); sets scratch and the minimum arena
 	Threads  int  // worker threads (each has attention scratch of Ctx floats)
 	DirectIO bool // slots padded for aligned reads
+	Prefetch int  // prefetch shelf entries per size class (Config.Prefetch; 0: no shelf)
 }
 
 // Budget is how a memory budget (--mem) is split: dense weights, KV cache, scratch and
@@ -25,6 +26,8 @@ type Budget struct {
 	KV           int64 `json:"kv_cache_bytes"` // F16 keys and values for Ctx positions
 	Scratch      int64 `json:"scratch_bytes"`  // activations and buffers of one Chunk
 	Overhead     int64 `json:"overhead_bytes"` // Go runtime, tokenizer, stacks (estimate)
+	Shelf        int64 `json:"shelf_bytes"`    // the prefetch shelf (Prefetch slots per size class)
+	Prefetch     int   `json:"prefetch"`
 	Arena        int64 `json:"arena_bytes"`
 	MinArena     int64 `json:"min_arena_bytes"` // holds the experts one chunk of Chunk tokens may need
 	MinTotal     int64 `json:"min_total_bytes"` // the smallest budget that runs: everything above with MinArena
@@ -48,7 +51,7 @@ func Plan(m *model.Model, f *gguf.File, mem int64, o PlanOptions) (Budget, error
 		o.Threads = 1
 	}
 	sum := model.Summarize(f)
-	b := Budget{Total: mem, Dense: sum.DenseBytes, ExpertBytes: sum.ExpertBytes, Chunk: o.Chunk}
+	b := Budget{Total: mem, Dense: sum.DenseBytes, ExpertBytes: sum.ExpertBytes, Chunk: o.Chunk, Prefetch: max(0, o.Prefetch)}
 	b.KV = int64(c.NLayer) * int64(o.Ctx) * int64(c.NHeadKV*c.HeadDim) * 4
 	D, qd, kvd, F, E, K := int64(c.NEmbd), int64(c.NHead*c.HeadDim), int64(c.NHeadKV*c.HeadDim), int64(c.NFFExp), int64(c.NExpert), int64(c.NExpertUsed)
 	// Per token of a chunk: x, h, o, moe; q, att; k, v; router; weights, chosen; every
@@ -64,17 +67,22 @@ func Plan(m *model.Model, f *gguf.File, mem int64, o PlanOptions) (Budget, error
 	}
 	for _, k := range classes {
 		b.TotalExperts += k.experts
+		b.Shelf += int64(min(b.Prefetch, k.maxN)) * k.slotSize
 	}
 	mins := minSlots(classes, o.Chunk, c.NExpertUsed)
 	for i, k := range mins {
 		b.MinArena += int64(k) * classes[i].slotSize
 	}
-	fixed := b.Dense + b.KV + b.Scratch + b.Overhead
+	fixed := b.Dense + b.KV + b.Scratch + b.Overhead + b.Shelf
 	b.MinTotal = fixed + b.MinArena
 	if mem < b.MinTotal {
-		return b, fmt.Errorf("--mem %s is too small: dense weights %s + KV cache %s (%d positions) + scratch %s (chunks of %d tokens) + overhead %s + the minimum expert arena %s (the experts one chunk may need at once) = %s; raise --mem to at least that, or lower -c / -b",
+		shelf := ""
+		if b.Shelf > 0 {
+			shelf = fmt.Sprintf(" + prefetch shelf %s", units.FormatBytes(b.Shelf))
+		}
+		return b, fmt.Errorf("--mem %s is too small: dense weights %s + KV cache %s (%d positions) + scratch %s (chunks of %d tokens) + overhead %s%s + the minimum expert arena %s (the experts one chunk may need at once) = %s; raise --mem to at least that, or lower -c / -b",
 			units.FormatBytes(mem), units.FormatBytes(b.Dense), units.FormatBytes(b.KV), o.Ctx, units.FormatBytes(b.Scratch), o.Chunk,
-			units.FormatBytes(b.Overhead), units.FormatBytes(b.MinArena), units.FormatBytes(b.MinTotal))
+			units.FormatBytes(b.Overhead), shelf, units.FormatBytes(b.MinArena), units.FormatBytes(b.MinTotal))
 	}
 	counts, total, err := slotCounts(classes, mem-fixed, 0, mins)
 	if err != nil {
@@ -88,7 +96,9 @@ func Plan(m *model.Model, f *gguf.File, mem int64, o PlanOptions) (Budget, error
 }
 
 // Config is a store configuration with this budget's arena and chunk.
-func (b Budget) Config() Config { return Config{ArenaBytes: b.Arena, ChunkTokens: b.Chunk} }
+func (b Budget) Config() Config {
+	return Config{ArenaBytes: b.Arena, ChunkTokens: b.Chunk, Prefetch: b.Prefetch}
+}
 
 // String says what the budget chose, for stderr.
 func (b Budget) String() string {
@@ -96,10 +106,13 @@ func (b Budget) String() string {
 	fmt.Fprintf(&s, "memory budget %s: dense weights %s (memory-mapped) + KV cache %s + scratch %s + overhead %s; expert arena %s",
 		units.FormatBytes(b.Total), units.FormatBytes(b.Dense), units.FormatBytes(b.KV), units.FormatBytes(b.Scratch),
 		units.FormatBytes(b.Overhead), units.FormatBytes(b.Arena))
+	if b.Shelf > 0 {
+		fmt.Fprintf(&s, " (less a prefetch shelf of %s)", units.FormatBytes(b.Shelf))
+	}
 	fmt.Fprintf(&s, " holds %d of %d experts (%.1f%% of %s)", b.Experts, b.TotalExperts,
 		100*float64(b.Experts)/float64(max(1, b.TotalExperts)), units.FormatBytes(b.ExpertBytes))
 	if b.Experts == b.TotalExperts {
-		fmt.Fprintf(&s, "; every expert fits, %s of the budget is unused", units.FormatBytes(b.Total-b.Dense-b.KV-b.Scratch-b.Overhead-b.Arena))
+		fmt.Fprintf(&s, "; every expert fits, %s of the budget is unused", units.FormatBytes(b.Total-b.Dense-b.KV-b.Scratch-b.Overhead-b.Shelf-b.Arena))
 	}
 	return s.String()
 }

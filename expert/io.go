@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // request is one positional read: dst from absolute offset off. At least need bytes must
@@ -25,20 +26,37 @@ func (q *request) what() string {
 	return fmt.Sprintf("layer %d expert %d of %s", q.layer, q.expert, q.tensor)
 }
 
-// batch is the reads of one Acquire.
+// batch is the reads of one Acquire, or of one expert prefetched onto the shelf.
 type batch struct {
 	r    *readers
 	wg   sync.WaitGroup
+	left atomic.Int32 // reads not done
 	mu   sync.Mutex
 	err  error
 	fail bool // stop issuing this batch's remaining reads after an error
+	spec bool // a prefetch: low priority, submitted without blocking
 }
 
 func (b *batch) submit(q request) {
 	q.b = b
 	b.wg.Add(1)
-	b.r.queue <- q
+	b.left.Add(1)
+	if !b.spec {
+		b.r.queue <- q
+		return
+	}
+	select {
+	case b.r.spec <- q:
+	default: // the prefetch queue is full: this expert is not prefetched
+		b.done(errSpecFull)
+	}
 }
+
+// finished reports whether every read submitted so far is done (without blocking).
+func (b *batch) finished() bool { return b.left.Load() == 0 }
+
+// errSpecFull fails a prefetch that found its queue full.
+var errSpecFull = errors.New("expert: the prefetch queue is full")
 
 func (b *batch) wait() error {
 	b.wg.Wait()
@@ -54,6 +72,7 @@ func (b *batch) done(err error) {
 		b.fail = true
 		b.mu.Unlock()
 	}
+	b.left.Add(-1)
 	b.wg.Done()
 }
 
@@ -63,7 +82,9 @@ func (b *batch) failed() bool {
 	return b.fail
 }
 
-// readers is the pool of goroutines issuing positional reads.
+// readers is the pool of goroutines issuing positional reads. Demand reads (queue) go
+// before prefetch reads (spec): a reader takes a prefetch read only when no demand read
+// waits.
 type readers struct {
 	src      io.ReaderAt
 	closeSrc func() error
@@ -71,16 +92,34 @@ type readers struct {
 	dontNeed bool // advise the kernel to drop the pages read
 	direct   bool
 	queue    chan request
+	spec     chan request
 	wg       sync.WaitGroup
 }
 
-func startReaders(src io.ReaderAt, closeSrc func() error, fd uintptr, dontNeed, direct bool, n, depth int) *readers {
-	r := &readers{src: src, closeSrc: closeSrc, fd: fd, dontNeed: dontNeed, direct: direct, queue: make(chan request, depth)}
+// startReaders starts n readers; depth is the demand queue's capacity, specDepth the
+// prefetch queue's (its submissions never block: sized for every read the shelf can have
+// in flight).
+func startReaders(src io.ReaderAt, closeSrc func() error, fd uintptr, dontNeed, direct bool, n, depth, specDepth int) *readers {
+	r := &readers{src: src, closeSrc: closeSrc, fd: fd, dontNeed: dontNeed, direct: direct,
+		queue: make(chan request, depth), spec: make(chan request, max(1, specDepth))}
 	for i := 0; i < n; i++ {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			for q := range r.queue {
+			for {
+				var q request
+				var ok bool
+				select {
+				case q, ok = <-r.queue:
+				default:
+					select {
+					case q, ok = <-r.queue:
+					case q, ok = <-r.spec:
+					}
+				}
+				if !ok {
+					return // closed: prefetches still queued are abandoned (nobody waits on them)
+				}
 				if q.b.failed() {
 					q.b.done(nil)
 					continue
@@ -98,8 +137,12 @@ func startReaders(src io.ReaderAt, closeSrc func() error, fd uintptr, dontNeed, 
 
 func (r *readers) newBatch() *batch { return &batch{r: r} }
 
+// newSpecBatch is a batch of prefetch reads.
+func (r *readers) newSpecBatch() *batch { return &batch{r: r, spec: true} }
+
 func (r *readers) close() error {
 	close(r.queue)
+	close(r.spec)
 	r.wg.Wait()
 	return r.closeSrc()
 }

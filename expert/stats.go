@@ -15,9 +15,23 @@ type PhaseStats struct {
 	Hits        int64         `json:"hits"`         // of them already resident
 	Misses      int64         `json:"misses"`       // of them read from the file
 	Reads       int64         `json:"reads"`        // positional read requests issued
-	BytesRead   int64         `json:"bytes_read"`   // experts' bytes loaded (misses × expert bytes)
-	DeviceBytes int64         `json:"device_bytes"` // bytes requested from the file, with direct I/O alignment
-	Wait        time.Duration `json:"wait_ns"`      // time Acquire blocked on reads
+	BytesRead   int64         `json:"bytes_read"`   // experts' bytes loaded (misses × expert bytes), adopted ones included
+	DeviceBytes int64         `json:"device_bytes"` // bytes requested from the file, with direct I/O alignment (demand reads)
+	Wait        time.Duration `json:"wait_ns"`      // time Acquire blocked on reads (and on shelf reads it adopts)
+
+	// The prefetch shelf (shelf.go). Adoptions are misses served from the shelf instead of
+	// a demand read: they count as misses, and their bytes are in BytesRead (not read
+	// again) and in AdoptedBytes. The bytes read from the file are BytesRead −
+	// AdoptedBytes + PrefetchBytes. PrefetchBytes = AdoptedBytes + PrefetchWasted + the
+	// bytes on the shelf now.
+	Adoptions       int64 `json:"shelf_adoptions"`       // misses served from the shelf
+	AdoptedBytes    int64 `json:"shelf_adopted_bytes"`   // their bytes
+	AdoptedReady    int64 `json:"shelf_adopted_ready"`   // adoptions whose read had landed (no wait)
+	PrefetchExperts int64 `json:"prefetch_experts"`      // experts read onto the shelf
+	PrefetchReads   int64 `json:"prefetch_reads"`        // positional read requests for them
+	PrefetchBytes   int64 `json:"prefetch_bytes"`        // their bytes
+	PrefetchWasted  int64 `json:"prefetch_wasted_bytes"` // prefetched bytes dropped unused (or whose read failed)
+	PrefetchSkipped int64 `json:"prefetch_skipped"`      // predicted, not resident, but no free shelf entry
 }
 
 // Stats are the store's counters since it was made; nothing resets them. Take two
@@ -49,10 +63,20 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
+// HiddenFraction is the fraction of misses the prefetch shelf served (0 without misses).
+func (p PhaseStats) HiddenFraction() float64 { return ratio(p.Adoptions, p.Misses) }
+
+// FileBytes is the experts' bytes read from the file: demand reads and prefetch reads.
+func (p PhaseStats) FileBytes() int64 { return p.BytesRead - p.AdoptedBytes + p.PrefetchBytes }
+
 func (p PhaseStats) add(q PhaseStats, sign int64) PhaseStats {
 	return PhaseStats{p.Tokens + sign*q.Tokens, p.Acquires + sign*q.Acquires, p.Lookups + sign*q.Lookups,
 		p.Hits + sign*q.Hits, p.Misses + sign*q.Misses, p.Reads + sign*q.Reads, p.BytesRead + sign*q.BytesRead,
-		p.DeviceBytes + sign*q.DeviceBytes, p.Wait + time.Duration(sign)*q.Wait}
+		p.DeviceBytes + sign*q.DeviceBytes, p.Wait + time.Duration(sign)*q.Wait,
+		p.Adoptions + sign*q.Adoptions, p.AdoptedBytes + sign*q.AdoptedBytes, p.AdoptedReady + sign*q.AdoptedReady,
+		p.PrefetchExperts + sign*q.PrefetchExperts,
+		p.PrefetchReads + sign*q.PrefetchReads, p.PrefetchBytes + sign*q.PrefetchBytes,
+		p.PrefetchWasted + sign*q.PrefetchWasted, p.PrefetchSkipped + sign*q.PrefetchSkipped}
 }
 
 // Total is prefill and decode together.
@@ -69,9 +93,20 @@ func (s Stats) Sub(prev Stats) Stats {
 }
 
 func (p PhaseStats) String() string {
-	return fmt.Sprintf("%d tokens, %d lookups, %d hits (%.1f%%), %d misses, %d reads, %.1f MB read (%.3f MB/token), I/O wait %s (%s/token)",
+	s := fmt.Sprintf("%d tokens, %d lookups, %d hits (%.1f%%), %d misses, %d reads, %.1f MB read (%.3f MB/token), I/O wait %s (%s/token)",
 		p.Tokens, p.Lookups, p.Hits, 100*p.HitRate(), p.Misses, p.Reads, float64(p.BytesRead)/1e6, p.MBPerToken(),
 		p.Wait.Round(time.Microsecond), p.WaitPerToken().Round(time.Microsecond))
+	if p.PrefetchExperts > 0 || p.Adoptions > 0 {
+		s += "; " + p.PrefetchString()
+	}
+	return s
+}
+
+// PrefetchString reports the prefetch shelf's work.
+func (p PhaseStats) PrefetchString() string {
+	return fmt.Sprintf("prefetch: %d experts read (%.1f MB), %d adopted (%.1f%% of misses hidden; %d had landed), %.1f MB wasted (%.1f%% of prefetched), %d skipped",
+		p.PrefetchExperts, float64(p.PrefetchBytes)/1e6, p.Adoptions, 100*p.HiddenFraction(), p.AdoptedReady,
+		float64(p.PrefetchWasted)/1e6, 100*ratio(p.PrefetchWasted, p.PrefetchBytes), p.PrefetchSkipped)
 }
 
 // String is a report for stderr: one line per phase.

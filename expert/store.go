@@ -17,9 +17,15 @@
 // of n_expert/n_expert_used tokens or more (MinSlots). An Acquire that needs more slots than
 // its class has fails with an error that states the minimum.
 //
+// With Config.Prefetch, a prefetch shelf (shelf.go) reads the experts the session predicts
+// for the next layer in decode into buffers apart from the arena; a miss that finds its
+// expert there adopts it instead of reading. The shelf never evicts and never changes the
+// residency.
+//
 // Exactness class: exact. The store hands the model the same bytes the memory map holds, so
 // logits are bit-identical to the resident run for every arena size; which experts are
-// resident depends only on the sequence of Acquire calls, never on I/O timing.
+// resident depends only on the sequence of Acquire calls, never on I/O timing (nor on the
+// shelf).
 package expert
 
 import (
@@ -68,6 +74,11 @@ type Config struct {
 	File io.ReaderAt
 	// Log receives notes (the direct I/O fallback). nil: discarded.
 	Log io.Writer
+	// Prefetch, when > 0, turns the prefetch shelf on (shelf.go): in decode the session
+	// predicts this many experts of the next layer, and the store reads the predicted
+	// experts that are not resident onto a shelf of this many slots per size class,
+	// allocated apart from the arena.
+	Prefetch int
 }
 
 // class is a size class: the slots that hold the experts of layers of one shape.
@@ -80,6 +91,7 @@ type class struct {
 	slots    []slot
 	// LRU list over slot indices: head is the least recently used.
 	head, tail int32
+	shelf      []shelfEntry // the prefetch shelf (shelf.go)
 }
 
 type partShape struct {
@@ -108,6 +120,7 @@ type Store struct {
 	pinned  [][]int32 // [layer] → slots pinned by the Acquire not yet Released
 	out     [][]model.ExpertWeights
 	io      *readers
+	shelf   []byte // the shelf's allocation, apart from the arena
 	direct  bool
 	tokens  int // tokens of the current chunk (BeginChunk); 0: unknown (decode)
 
@@ -171,7 +184,7 @@ func New(m *model.Model, f *gguf.File, cfg Config) (*Store, error) {
 		closeSrc()
 		return nil, err
 	}
-	s.io = startReaders(src, closeSrc, fd, hasFd && !s.direct, s.direct, cfg.Readers, cfg.QueueDepth)
+	s.io = startReaders(src, closeSrc, fd, hasFd && !s.direct, s.direct, cfg.Readers, cfg.QueueDepth, s.shelfReads())
 	return s, nil
 }
 
@@ -220,7 +233,7 @@ func (s *Store) layout(f *gguf.File) error {
 		c.slots[len(c.slots)-1].next = -1
 		c.head, c.tail = 0, int32(len(c.slots)-1)
 	}
-	return nil
+	return s.layoutShelf()
 }
 
 // buildClasses groups the layers by their experts' shape and sizes each class's slot.
@@ -392,9 +405,13 @@ func (s *Store) Describe() string {
 	} else if s.cfg.File != nil {
 		mode = "custom reader"
 	}
-	return fmt.Sprintf("expert arena %s: %d of %d experts (%.1f%%) in %d size class(es), slot %s; %d readers, queue depth %d, %s",
+	d := fmt.Sprintf("expert arena %s: %d of %d experts (%.1f%%) in %d size class(es), slot %s; %d readers, queue depth %d, %s",
 		units.FormatBytes(s.ArenaBytes()), s.Slots(), total, 100*float64(s.Slots())/float64(total), len(s.classes),
 		units.FormatBytes(s.classes[0].slotSize), s.cfg.Readers, s.cfg.QueueDepth, mode)
+	if s.ShelfBytes() > 0 {
+		d += fmt.Sprintf("; prefetch shelf %s (%d experts per size class, decode only)", units.FormatBytes(s.ShelfBytes()), len(s.classes[0].shelf))
+	}
+	return d
 }
 
 // BeginChunk tells the store the next Acquires serve a chunk of n tokens: more than one
@@ -497,6 +514,7 @@ func (s *Store) Acquire(layer int, experts []int32) ([]model.ExpertWeights, erro
 	if len(loads) > 0 {
 		err = s.read(layer, c, loads)
 	}
+	s.dropShelf(layer)
 	s.statsMu.Lock()
 	ph = s.phase()
 	ph.Hits += int64(len(experts) - len(misses))
@@ -659,48 +677,92 @@ type load struct {
 	expert int32
 }
 
-// read loads the experts' three matrices into their slots and waits for every read.
+// read loads the experts' three matrices into their slots and waits for every read. An
+// expert on the prefetch shelf is adopted instead of read: its shelf buffer becomes the
+// slot's (after its prefetch read is done) and the slot's old buffer goes to the shelf.
 func (s *Store) read(layer int, c *class, loads []load) error {
-	L := &s.m.Layers[layer]
-	ts := [3]*model.ExpertTensor{&L.Gate, &L.Up, &L.Down}
 	b := s.io.newBatch()
 	t0 := time.Now()
-	var reads, payload, device int64
+	var n ioCount
+	var adopt []adoption
 	for _, ld := range loads {
-		sl := &c.slots[ld.slot]
-		for i, t := range ts {
-			off := t.Offset + int64(ld.expert)*int64(t.ExpertBytes)
-			n := int64(t.ExpertBytes)
-			start, end := off, off+n
-			if s.direct {
-				start, end = alignDown(off, Align), alignUp(off+n, Align)
-			}
-			part := sl.data[c.parts[i].off : c.parts[i].off+c.parts[i].cap]
-			for p := start; p < end; p += s.cfg.ReadSize {
-				q := min(end, p+s.cfg.ReadSize)
-				// Bytes of this piece that must arrive: up to the matrix's end (a direct
-				// read of the last aligned block may stop at the end of the file).
-				need := int(min(q, off+n) - p)
-				b.submit(request{dst: part[p-start : q-start], off: p, need: need,
-					layer: layer, expert: ld.expert, tensor: t.Name})
-				reads++
-				device += q - p
-			}
-			payload += n
+		if k := c.onShelf(layer, ld.expert); k >= 0 {
+			adopt = append(adopt, adoption{load: ld, entry: k})
+			continue
 		}
+		n.add(s.submitExpert(b, layer, c, c.slots[ld.slot].data, ld.expert))
+	}
+	var adopted, adoptedBytes, failed, ready int64
+	for _, a := range adopt {
+		e := &c.shelf[a.entry]
+		if e.b.finished() {
+			ready++
+		}
+		if e.b.wait() != nil { // the prefetch failed: read the expert now
+			failed += e.bytes
+			e.free()
+			n.add(s.submitExpert(b, layer, c, c.slots[a.slot].data, a.expert))
+			continue
+		}
+		sl := &c.slots[a.slot]
+		sl.data, e.data = e.data, sl.data
+		adopted++
+		adoptedBytes += e.bytes
+		e.free()
 	}
 	err := b.wait()
 	wait := time.Since(t0)
 	s.statsMu.Lock()
 	ph := s.phase()
 	ph.Wait += wait
-	ph.Reads += reads
+	ph.Reads += n.reads
+	ph.PrefetchWasted += failed
 	if err == nil {
-		ph.BytesRead += payload
-		ph.DeviceBytes += device
+		ph.BytesRead += n.payload + adoptedBytes
+		ph.DeviceBytes += n.device
+		ph.Adoptions += adopted
+		ph.AdoptedBytes += adoptedBytes
+		ph.AdoptedReady += ready
+	} else {
+		ph.PrefetchWasted += adoptedBytes // adopted, then dropped with the failed Acquire
 	}
 	s.statsMu.Unlock()
 	return err
+}
+
+// ioCount counts the reads of some experts.
+type ioCount struct{ reads, payload, device int64 }
+
+func (a *ioCount) add(b ioCount) {
+	a.reads, a.payload, a.device = a.reads+b.reads, a.payload+b.payload, a.device+b.device
+}
+
+// submitExpert submits the reads of expert e of the layer into dst, a slot-sized buffer,
+// laid out as the class's slots are.
+func (s *Store) submitExpert(b *batch, layer int, c *class, dst []byte, e int32) (n ioCount) {
+	L := &s.m.Layers[layer]
+	ts := [3]*model.ExpertTensor{&L.Gate, &L.Up, &L.Down}
+	for i, t := range ts {
+		off := t.Offset + int64(e)*int64(t.ExpertBytes)
+		size := int64(t.ExpertBytes)
+		start, end := off, off+size
+		if s.direct {
+			start, end = alignDown(off, Align), alignUp(off+size, Align)
+		}
+		part := dst[c.parts[i].off : c.parts[i].off+c.parts[i].cap]
+		for p := start; p < end; p += s.cfg.ReadSize {
+			q := min(end, p+s.cfg.ReadSize)
+			// Bytes of this piece that must arrive: up to the matrix's end (a direct
+			// read of the last aligned block may stop at the end of the file).
+			need := int(min(q, off+size) - p)
+			b.submit(request{dst: part[p-start : q-start], off: p, need: need,
+				layer: layer, expert: e, tensor: t.Name})
+			n.reads++
+			n.device += q - p
+		}
+		n.payload += size
+	}
+	return n
 }
 
 func alignUp(x, a int64) int64   { return (x + a - 1) / a * a }

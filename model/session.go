@@ -47,6 +47,7 @@ type Session struct {
 	observer RouteObserver
 	moce     MoCE
 	resident Residency
+	prefetch prefetchState
 	resBits  []uint64 // the layer's residency, read once per chunk and layer
 	zIDs     []int32  // experts sorted by logit (cache-aware routing)
 	zSorted  []float32
@@ -100,6 +101,7 @@ func NewSession(m *Model, o Options) (*Session, error) {
 		s.moce, s.resident = o.MoCE, r
 		s.zIDs, s.zSorted = make([]int32, c.NExpert), make([]float32, c.NExpert)
 	}
+	s.initPrefetch()
 	s.mm.run, s.aj.run = s.mm.do, s.aj.do
 	for i := 0; i < s.pool.Threads(); i++ {
 		s.scratch = append(s.scratch, newAttnScratch(c.HeadDim, o.Ctx))
@@ -185,6 +187,11 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 		}
 		if err = s.ffn(l, T, p0); err != nil {
 			return nil, err
+		}
+		if T == 1 && s.prefetch.to != nil {
+			if err = s.prefetchNext(l); err != nil {
+				return nil, err
+			}
 		}
 	}
 	s.kv.N = p0 + T

@@ -33,6 +33,11 @@ type benchResult struct {
 	HitRate    *float64 `json:"expert_hit_rate,omitempty"`
 	MBPerToken *float64 `json:"expert_mb_read_per_token,omitempty"`
 	WaitPerTok *float64 `json:"expert_io_wait_ms_per_token,omitempty"`
+	// With --prefetch: the share of misses the shelf served, and the megabytes per token
+	// read onto the shelf and dropped unused.
+	Hidden           *float64 `json:"expert_misses_hidden,omitempty"`
+	PrefetchMBPerTok *float64 `json:"expert_prefetch_mb_per_token,omitempty"`
+	WastedMBPerTok   *float64 `json:"expert_prefetch_wasted_mb_per_token,omitempty"`
 }
 
 func runBench(args []string) error {
@@ -139,6 +144,10 @@ func runBench(args []string) error {
 			p := stores[i]
 			hr, mb, w := p.HitRate(), p.MBPerToken(), float64(p.WaitPerToken())/1e6
 			rows[i].HitRate, rows[i].MBPerToken, rows[i].WaitPerTok = &hr, &mb, &w
+			if *g.prefetch > 0 {
+				h, pmb, wmb := p.HiddenFraction(), ratio(p.PrefetchBytes, p.Tokens)/1e6, ratio(p.PrefetchWasted, p.Tokens)/1e6
+				rows[i].Hidden, rows[i].PrefetchMBPerTok, rows[i].WastedMBPerTok = &h, &pmb, &wmb
+			}
 		}
 	}
 	if *asJSON {
@@ -164,6 +173,9 @@ func runBench(args []string) error {
 			p := stores[i]
 			fmt.Printf("  %-8s hit rate %5.1f%%, %.3f MB read/token, I/O wait %.3f ms/token (%d lookups, %d misses, %d reads)\n",
 				r.Test, 100*p.HitRate(), p.MBPerToken(), float64(p.WaitPerToken())/1e6, p.Lookups, p.Misses, p.Reads)
+			if *g.prefetch > 0 {
+				fmt.Printf("  %-8s %s\n", "", p.PrefetchString())
+			}
 		}
 		fmt.Fprintln(os.Stderr, st.Stats())
 	}
@@ -200,4 +212,11 @@ func cpuName() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

@@ -37,6 +37,7 @@ type genFlags struct {
 	trace     *traceFlag // --trace FILE: record the routing (trace.go)
 	moce      *float64
 	protect   *int
+	prefetch  *int
 }
 
 func addGenFlags(fs interface {
@@ -56,6 +57,7 @@ func addGenFlags(fs interface {
 		trace:     addTraceFlag(fs),
 		moce:      fs.Float64("moce", 0, "with --mem: cache-aware routing strength λ (0: the exact model; lossy above 0, e.g. 0.05-0.1)"),
 		protect:   fs.Int("moce-protect", 2, "with --moce: the experts with the largest router logits always chosen"),
+		prefetch:  fs.Int("prefetch", 0, "with --mem: in decode, predict this many experts of the next layer and read the predicted\nones not resident onto a prefetch shelf of this many experts per size class, taken from the\nbudget; a shelf entry is used only when a miss asks for it (0: off)"),
 	}
 }
 
@@ -75,8 +77,11 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	if *g.moce != 0 && *g.mem == "" {
 		return nil, nil, nil, fmt.Errorf("--moce biases routing toward experts resident in the expert store: pass --mem SIZE too")
 	}
-	if *g.ioThreads < 0 {
-		return nil, nil, nil, fmt.Errorf("--io-threads must not be negative")
+	if *g.ioThreads < 0 || *g.prefetch < 0 {
+		return nil, nil, nil, fmt.Errorf("--io-threads and --prefetch must not be negative")
+	}
+	if *g.prefetch != 0 && *g.mem == "" {
+		return nil, nil, nil, fmt.Errorf("--prefetch reads experts ahead into the expert store: pass --mem SIZE too")
 	}
 	var mem int64
 	if *g.mem != "" {
@@ -93,7 +98,7 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	var st *expert.Store
 	if *g.mem != "" {
 		b, err := expert.Plan(e.Model, e.File, mem, expert.PlanOptions{Ctx: *g.ctx, Chunk: max(*g.batch, 1),
-			Threads: threadsUsed(*g.threads), DirectIO: *g.directIO})
+			Threads: threadsUsed(*g.threads), DirectIO: *g.directIO, Prefetch: *g.prefetch})
 		if err != nil {
 			e.Close()
 			return nil, nil, nil, err
