@@ -22,8 +22,11 @@ for C in code prose; do
   for K in 48 32; do for S in l2_sum shrink hybrid; do
     $E --test "$O/p$K-$S.gguf" > "$O/eval-$C-p$K-$S.json"
   done; done
+  # MoCE in the decode regime: the test side runs one token per forward pass (-b 1), so each
+  # token routes against the residency its predecessors left (a prefill chunk routes all its
+  # tokens against the residency before it, which at 137 slots for 8 layers is nearly empty).
   for L in 0 0.05 0.1; do
-    $E --test default --test-slots 137 --moce $L --moce-protect 2 > "$O/eval-$C-moce$L.json"
+    $E -b 1 --test default --test-slots 137 --moce $L --moce-protect 2 > "$O/eval-$C-moce$L.json"
   done
   if [ -n "$Q4K" ]; then $E --test "$Q4K" > "$O/eval-$C-q4k.json"; fi
 done
