@@ -142,14 +142,13 @@ func readConfig(f *gguf.File) (Config, error) {
 	return c, nil
 }
 
-func loadQwen3MoE(f *gguf.File) (*Model, error) {
-	c, err := readConfig(f)
-	if err != nil {
-		return nil, err
-	}
+// loadBase reads what every architecture has: the vocabulary size (from token_embd), the
+// embeddings, the final norm, and the output projection (tied to the embeddings when the
+// file has no output.weight).
+func loadBase(f *gguf.File, c Config) (*Model, *loader, error) {
 	emb, ok := f.Tensor("token_embd.weight")
 	if !ok || len(emb.Dims) != 2 {
-		return nil, fmt.Errorf("model: missing or malformed token_embd.weight")
+		return nil, nil, fmt.Errorf("model: missing or malformed token_embd.weight")
 	}
 	c.NVocab = int(emb.Dims[1])
 	ld := &loader{f: f}
@@ -161,6 +160,19 @@ func loadQwen3MoE(f *gguf.File) (*Model, error) {
 	} else {
 		m.Output = m.TokEmbd
 	}
+	return m, ld, nil
+}
+
+func loadQwen3MoE(f *gguf.File) (*Model, error) {
+	c, err := readConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	m, ld, err := loadBase(f, c)
+	if err != nil {
+		return nil, err
+	}
+	c = m.Cfg
 	qd, kvd := c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
 	m.Layers = make([]Layer, c.NLayer)
 	for i := range m.Layers {

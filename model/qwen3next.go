@@ -103,20 +103,11 @@ func loadQwen3Next(f *gguf.File) (*Model, error) {
 	}
 	c.Next = n
 
-	emb, ok := f.Tensor("token_embd.weight")
-	if !ok || len(emb.Dims) != 2 {
-		return nil, fmt.Errorf("model: missing or malformed token_embd.weight")
+	m, ld, err := loadBase(f, c)
+	if err != nil {
+		return nil, err
 	}
-	c.NVocab = int(emb.Dims[1])
-	ld := &loader{f: f}
-	m := &Model{Cfg: c, File: f}
-	m.TokEmbd = ld.weight("token_embd.weight", c.NEmbd, c.NVocab)
-	m.OutNorm = ld.vector("output_norm.weight", c.NEmbd)
-	if _, ok := f.Tensor("output.weight"); ok {
-		m.Output = ld.weight("output.weight", c.NEmbd, c.NVocab)
-	} else {
-		m.Output = m.TokEmbd
-	}
+	c = m.Cfg
 	qd, kvd := c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
 	m.Layers = make([]Layer, c.NLayer)
 	for i := range m.Layers {
