@@ -7,13 +7,13 @@ import (
 	"github.com/regolith/regolith/internal/fixtures"
 )
 
-// BenchmarkDecode measures one-token forward passes (decode) on the small Q8_0 fixture.
-func BenchmarkDecode(b *testing.B) {
-	f, err := gguf.Open(fixtures.Path(b, "models", "qwen3moe-small-q8_0.gguf"))
+// benchSession opens a fixture model and a session for a benchmark.
+func benchSession(b *testing.B, name string) (*Model, *Session) {
+	f, err := gguf.Open(fixtures.Path(b, "models", name))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	b.Cleanup(func() { f.Close() })
 	m, err := Load(f)
 	if err != nil {
 		b.Fatal(err)
@@ -22,8 +22,15 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(s.Close)
+	return m, s
+}
+
+// benchDecode runs one-token forward passes over positions 0…1023, again and again.
+func benchDecode(b *testing.B, name string) {
+	m, s := benchSession(b, name)
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if s.Pos() >= 1024 {
 			s.Truncate(0)
@@ -32,23 +39,25 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 }
+
+// BenchmarkDecode measures decode on the small Q8_0 fixture.
+func BenchmarkDecode(b *testing.B) { benchDecode(b, "qwen3moe-small-q8_0.gguf") }
+
+// BenchmarkDecodeQ4_K_M is BenchmarkDecode on the small Q4_K_M fixture (Q4_K through
+// llama.cpp's repacked GEMV order, Q6_K through its vec_dot order).
+func BenchmarkDecodeQ4_K_M(b *testing.B) { benchDecode(b, "qwen3moe-small-q4_k_m.gguf") }
 
 // BenchmarkPrefill512 measures a 512-token chunk.
 func BenchmarkPrefill512(b *testing.B) {
-	f, err := gguf.Open(fixtures.Path(b, "models", "qwen3moe-small-q8_0.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, _ := Load(f)
-	s, _ := NewSession(m, Options{Ctx: 4096, Threads: 2})
-	defer s.Close()
+	m, s := benchSession(b, "qwen3moe-small-q8_0.gguf")
 	toks := make([]int32, 512)
 	for i := range toks {
 		toks[i] = int32(i * 7 % m.Cfg.NVocab)
 	}
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s.Truncate(0)
 		if _, err := s.Forward(toks, false); err != nil {
