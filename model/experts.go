@@ -95,7 +95,7 @@ func (s *Session) runExperts(l, T int) error {
 		if err = s.matmul(&w.Gate, p.xg, n, false, p.g); err != nil {
 			return err
 		}
-		if err = s.matmul(&w.Up, p.xg, n, false, p.u); err != nil {
+		if err = s.matmulAct(&w.Up, p.xg, n, false, p.u, sameActs(&w.Gate, &w.Up)); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {
@@ -174,18 +174,18 @@ func (p *expertGroups) work(lo, hi int) {
 				copy(w.xg[i*D:(i+1)*D], s.h[t*D:(t+1)*D])
 			}
 			ew := &p.ws[gi]
-			if w.act, w.err = w.mm.prepare(&ew.Gate, w.xg, n, false, w.g, w.act); w.err != nil {
+			if w.act, w.err = w.mm.prepare(&ew.Gate, w.xg, n, false, w.g, w.act, false); w.err != nil {
 				return
 			}
 			w.mm.do(0, ew.Gate.Rows)
-			if w.act, w.err = w.mm.prepare(&ew.Up, w.xg, n, false, w.u, w.act); w.err != nil {
+			if w.act, w.err = w.mm.prepare(&ew.Up, w.xg, n, false, w.u, w.act, sameActs(&ew.Gate, &ew.Up)); w.err != nil {
 				return
 			}
 			w.mm.do(0, ew.Up.Rows)
 			for i := 0; i < n; i++ {
 				swiglu(w.g[i*F:(i+1)*F], w.g[i*F:(i+1)*F], w.u[i*F:(i+1)*F])
 			}
-			if w.act, w.err = w.mm.prepare(&ew.Down, w.g, n, false, w.y, w.act); w.err != nil {
+			if w.act, w.err = w.mm.prepare(&ew.Down, w.g, n, false, w.y, w.act, false); w.err != nil {
 				return
 			}
 			w.mm.do(0, ew.Down.Rows)
@@ -199,3 +199,7 @@ func (p *expertGroups) work(lo, hi int) {
 		}
 	}
 }
+
+// sameActs reports whether the up projection takes the activations quantized for the gate
+// projection of the same input: same type and width, per-row products (mul_mat_id).
+func sameActs(gate, up *Weight) bool { return gate.Type == up.Type && gate.Cols == up.Cols }

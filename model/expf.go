@@ -91,9 +91,14 @@ func vsilu(x float32) float32 { return x / (1 + vexpf(-x)) }
 func swiglu(y, x, g []float32) {
 	n := len(y)
 	i := 0
+	var e [simdWidth]float32
 	for ; i+simdWidth <= n; i += simdWidth {
-		for l := i; l < i+simdWidth; l++ {
-			y[l] = vsilu(x[l]) * g[l]
+		for l := range e {
+			e[l] = -x[i+l]
+		}
+		vexpRow(e[:], e[:])
+		for l, ev := range e {
+			y[i+l] = x[i+l] / (1 + ev) * g[i+l] // vsilu(x)·g
 		}
 	}
 	for ; i < n; i++ {
@@ -109,16 +114,8 @@ func softmax(x []float32) {
 	for _, v := range x {
 		m = max(m, v)
 	}
-	var sum float64
-	i := 0
-	var lanes [simdWidth]float32
-	for ; i+simdWidth <= len(x); i += simdWidth {
-		for l := range lanes {
-			lanes[l] = vexpf(x[i+l] - m)
-			x[i+l] = lanes[l]
-		}
-		sum += float64(reduceLanes(&lanes))
-	}
+	i := len(x) &^ (simdWidth - 1)
+	sum := softmaxTile(x[:i], m)
 	for ; i < len(x); i++ {
 		e := expf(x[i] - m)
 		x[i] = e
@@ -138,9 +135,10 @@ func softmaxTile(x []float32, max float32) float64 {
 	var lanes [simdWidth]float32
 	for i := 0; i+simdWidth <= len(x); i += simdWidth {
 		for l := range lanes {
-			lanes[l] = vexpf(x[i+l] - max)
-			x[i+l] = lanes[l]
+			lanes[l] = x[i+l] - max
 		}
+		vexpRow(lanes[:], lanes[:])
+		copy(x[i:i+simdWidth], lanes[:])
 		sum += float64(reduceLanes(&lanes))
 	}
 	return sum

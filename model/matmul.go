@@ -15,8 +15,14 @@ import (
 // per row (one row, or routed experts through mul_mat_id); for some types the two sum
 // in different orders.
 func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32) error {
+	return s.matmulAct(w, x, T, gemm, out, false)
+}
+
+// matmulAct is matmul; with reuse the activations quantized by the previous call (the same
+// x for a weight of the same type and width, as gate and up of one expert) are used as they are.
+func (s *Session) matmulAct(w *Weight, x []float32, T int, gemm bool, out []float32, reuse bool) error {
 	var err error
-	if s.act, err = s.mm.prepare(w, x, T, gemm, out, s.act); err != nil {
+	if s.act, err = s.mm.prepare(w, x, T, gemm, out, s.act, reuse); err != nil {
 		return err
 	}
 	s.pool.For(w.Rows, 16, s.mm.run)
@@ -25,8 +31,9 @@ func (s *Session) matmul(w *Weight, x []float32, T int, gemm bool, out []float32
 }
 
 // prepare sets j up for the product and quantizes the activations into act (grown as
-// needed and returned); j.do(0, w.Rows) then computes it, or pieces of it in parallel.
-func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32, act []byte) ([]byte, error) {
+// needed and returned) unless reuse says act already holds them; j.do(0, w.Rows) then
+// computes it, or pieces of it in parallel.
+func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32, act []byte, reuse bool) ([]byte, error) {
 	ab := quant.ActivationBytes(w.Type, w.Cols)
 	split, head, tail, ok := quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}.Kernels()
 	if head.Dot == nil {
@@ -38,13 +45,16 @@ func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32,
 	if ab < 0 || !ok || head.Dot == nil || tail.Dot == nil {
 		return act, fmt.Errorf("model: %s: no matrix product for %s rows of %d", w.Name, w.Type, w.Cols)
 	}
+	if reuse && len(act) != T*ab {
+		return act, fmt.Errorf("model: %s: no activations to reuse", w.Name)
+	}
 	if cap(act) < T*ab {
 		act = make([]byte, T*ab)
 	}
 	act = act[:T*ab]
 	// llama.cpp may quantize and sum the first rows of a batch differently from the rest
 	// (quant.LlamaMatMul.Kernels).
-	for t := 0; t < T; t++ {
+	for t := 0; t < T && !reuse; t++ {
 		k := head
 		if t >= split {
 			k = tail
