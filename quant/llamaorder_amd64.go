@@ -17,8 +17,16 @@ func init() {
 			}
 			return dotQ8_0LanesAVX2(&w[0], &a[0], n/32)
 		}
+		formats[Q8_0].act = func(x []float32, dst []byte) {
+			if len(x) >= qk {
+				quantActQ8_0AVX2(&x[0], &dst[0], len(x)/qk)
+			}
+		}
 	}
 }
+
+//go:noescape
+func quantActQ8_0AVX2(x *float32, dst *byte, nb int)
 
 //go:noescape
 func dotQ8_0LanesAVX2(w, a *byte, nb int) float32

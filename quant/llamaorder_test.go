@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -246,6 +247,40 @@ func TestLlamaOrderQ8_0Rows(t *testing.T) {
 			if math.Float32bits(out[row]) != math.Float32bits(want) {
 				t.Fatalf("nb=%d row %d: %v, llama order %v", nb, row, out[row], want)
 			}
+		}
+	}
+}
+
+// The vector Q8_0 activation quantizer gives the Go emulation's bytes (which the reference
+// tests hold to ggml-cpu's own output), on ordinary rows, zeros, ties at .5 and huge values.
+func TestQuantActQ8_0Fast(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for trial := 0; trial < 300; trial++ {
+		n := 32 * (1 + r.IntN(12))
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(6) {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = float32(r.IntN(255)-127) / 2 // exact halves: ties
+			case 2:
+				x[i] = float32(r.NormFloat64() * 1e30)
+			default:
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		if trial%7 == 0 {
+			for i := range x[:32] {
+				x[i] = 0 // an all-zero block
+			}
+		}
+		got := make([]byte, n/32*34)
+		want := make([]byte, n/32*34)
+		formats[Q8_0].act(x, got)
+		quantActQ8_0(x, want)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("trial %d: the fast quantizer differs from the reference", trial)
 		}
 	}
 }
