@@ -10,6 +10,9 @@ func tileScoresAVX2(kq, q, kt *float32, hd int)
 //go:noescape
 func tileAccumAVX2(out, p, vf *float32, hd, n int)
 
+//go:noescape
+func tileAccum32AVX2(out, p, vf *float32, strideBytes, n int)
+
 func tileScores(kq, q, kt []float32) {
 	if tileAsm && len(q) > 0 {
 		_ = kt[len(q)*faTileKV-1]
@@ -22,6 +25,14 @@ func tileScores(kq, q, kt []float32) {
 
 func tileAccum(out, p, vf []float32, n int) {
 	hd := len(out)
+	if tileAsm && hd%32 == 0 && n > 0 {
+		_ = vf[n*hd-1]
+		_ = p[n-1]
+		for c := 0; c < hd; c += 32 { // 32 outputs stay in registers over all cells
+			tileAccum32AVX2(&out[c], &p[0], &vf[c], hd*4, n)
+		}
+		return
+	}
 	if tileAsm && hd%8 == 0 && n > 0 {
 		_ = vf[n*hd-1]
 		_ = p[n-1]

@@ -65,3 +65,33 @@ inner:
 	JNZ         cell
 	VZEROUPPER
 	RET
+
+// func tileAccum32AVX2(out, p, vf *float32, strideBytes, n int)
+// tileAccum for 32 output floats held in four registers across all n cells (same FMA
+// order per element: cell by cell).
+TEXT ·tileAccum32AVX2(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), DI
+	MOVQ    p+8(FP), SI
+	MOVQ    vf+16(FP), DX
+	MOVQ    strideBytes+24(FP), R8
+	MOVQ    n+32(FP), R9
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+cell:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  0(DX), Y8, Y0
+	VFMADD231PS  32(DX), Y8, Y1
+	VFMADD231PS  64(DX), Y8, Y2
+	VFMADD231PS  96(DX), Y8, Y3
+	ADDQ         $4, SI
+	ADDQ         R8, DX
+	DECQ         R9
+	JNZ          cell
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
