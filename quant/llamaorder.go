@@ -97,10 +97,21 @@ func (m LlamaMatMul) Kernels() (split int, head, tail LlamaRows, ok bool) {
 		return 0, head, tail, false
 	}
 	head.Dot, tail.Dot = fastLlama(m, head.Dot, 0 < split), fastLlama(m, tail.Dot, m.T-1 < split)
-	switch m.Type {
-	case Q8_0, Q6_K: // their multi-row kernels sum in the one-row kernels' (llama.cpp's) order
+	switch {
+	case m.Type == Q8_0 || m.Type == Q6_K: // their multi-row kernels sum in the one-row kernels' (llama.cpp's) order
 		head.Rows = dotRowsKernels[m.Type]
 		tail.Rows = head.Rows
+	case m.Type == Q4_K && m.Gemm && m.Rows%8 == 0 && split > 0:
+		// The repacked GEMM group (rows before split) unpacks each weight row once for 4 rows.
+		dot := head.Dot
+		head.Rows = func(w, a []byte, n int, out []float32) {
+			if !simdLlamaQ4_KGemmRows4(w, a, n, out) {
+				ab := len(a) / LlamaRowsWidth
+				for i := range out[:LlamaRowsWidth] {
+					out[i] = dot(w, a[i*ab:(i+1)*ab], n)
+				}
+			}
+		}
 	}
 	return split, head, tail, true
 }

@@ -185,7 +185,7 @@ func TestLlamaMatMulKernels(t *testing.T) {
 // The multi-row kernels LlamaMatMul hands out give the one-row kernels' bits.
 func TestLlamaRowsKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, typ := range []Type{Q8_0, Q6_K} {
+	for _, typ := range []Type{Q8_0, Q6_K, Q4_K} {
 		n := 512
 		_, head, _, ok := LlamaMatMul{Type: typ, Rows: 8, T: 8, Gemm: true}.Kernels()
 		if !ok || head.Rows == nil {
