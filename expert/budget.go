@@ -95,6 +95,31 @@ func Plan(m *model.Model, f *gguf.File, mem int64, o PlanOptions) (Budget, error
 	return b, nil
 }
 
+// MaxAutoChunk caps the prefill chunk AutoChunk picks.
+const MaxAutoChunk = 8192
+
+// ScratchShareDiv sets the budget's scratch share for AutoChunk: the chunk's scratch may take
+// at most 1/ScratchShareDiv of what the budget has left after the dense weights, KV cache,
+// overhead and prefetch shelf, so the arena (decode's hit rate) keeps nearly all of it.
+const ScratchShareDiv = 16
+
+// AutoChunk is the prefill chunk for a budget of mem bytes when none was asked for: the
+// largest power of two up to MaxAutoChunk whose plan fits mem and whose scratch fits the
+// scratch share (see ScratchShareDiv). A larger chunk makes each expert it needs resident
+// once for more tokens, so streamed prefill reads fewer bytes per token. When no chunk fits,
+// it returns 1, whose plan has the smallest minimum budget (Plan's error then states it).
+// o.Chunk is ignored.
+func AutoChunk(m *model.Model, f *gguf.File, mem int64, o PlanOptions) int {
+	for c := MaxAutoChunk; c > 1; c /= 2 {
+		o.Chunk = c
+		b, err := Plan(m, f, mem, o)
+		if err == nil && b.Scratch <= (mem-b.Dense-b.KV-b.Overhead-b.Shelf)/ScratchShareDiv {
+			return c
+		}
+	}
+	return 1
+}
+
 // Config is a store configuration with this budget's arena and chunk.
 func (b Budget) Config() Config {
 	return Config{ArenaBytes: b.Arena, ChunkTokens: b.Chunk, Prefetch: b.Prefetch}

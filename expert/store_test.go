@@ -607,3 +607,39 @@ func TestBadSizes(t *testing.T) {
 		t.Fatal("arena not aligned")
 	}
 }
+
+// TestAutoChunk: the chunk sized from the budget is the largest power of two (up to
+// MaxAutoChunk) whose plan fits and whose scratch fits the scratch share; a budget too small
+// for any chunk gets 1, whose plan states the minimum.
+func TestAutoChunk(t *testing.T) {
+	f, m := openModel(t, "qwen3moe-small-q8_0.gguf")
+	o := PlanOptions{Ctx: 256, Threads: 2}
+	fits := func(mem int64, c int) bool {
+		o := o
+		o.Chunk = c
+		b, err := Plan(m, f, mem, o)
+		return err == nil && b.Scratch <= (mem-b.Dense-b.KV-b.Overhead-b.Shelf)/ScratchShareDiv
+	}
+	if c := AutoChunk(m, f, 1<<40, o); c != MaxAutoChunk {
+		t.Fatalf("1 TiB budget: chunk %d, want %d", c, MaxAutoChunk)
+	}
+	if c := AutoChunk(m, f, 1<<20, o); c != 1 {
+		t.Fatalf("1 MiB budget: chunk %d, want 1", c)
+	}
+	o.Chunk = 64
+	lo, err := Plan(m, f, 1<<40, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, mem := range []int64{lo.MinTotal, lo.MinTotal * 2, lo.MinTotal * 4, lo.MinTotal * 16, lo.MinTotal * 64} {
+		c := AutoChunk(m, f, mem, o)
+		seen[c] = true
+		if c&(c-1) != 0 || c > MaxAutoChunk || !fits(mem, c) || (c < MaxAutoChunk && fits(mem, 2*c)) {
+			t.Fatalf("budget %d: chunk %d is not the largest power of two that fits", mem, c)
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("chunks %v: the budget should change the choice", seen)
+	}
+}

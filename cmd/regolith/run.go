@@ -50,7 +50,7 @@ func addGenFlags(fs interface {
 		model:     fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
 		threads:   fs.Int("t", 0, "worker threads (0: all CPUs)"),
 		ctx:       fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
-		batch:     fs.Int("b", 512, "prompt tokens per forward pass (prefill chunk)"),
+		batch:     fs.Int("b", 0, "prompt tokens per forward pass (prefill chunk; 0: 512, or with --mem the largest power of two\nup to 8192 whose scratch takes at most 1/16 of the budget left after dense weights and KV cache)"),
 		mem:       fs.String("mem", "", "memory budget (e.g. 8GiB): dense weights, KV cache and scratch come first, routed experts stream\nfrom disk through an arena of the rest (default: no budget, the whole file memory-mapped)"),
 		directIO:  fs.Bool("direct-io", false, "with --mem: read experts with O_DIRECT, bypassing the page cache"),
 		ioThreads: fs.Int("io-threads", 0, "with --mem: reader goroutines issuing expert reads in parallel (0: 4)"),
@@ -77,8 +77,8 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	if *g.moce != 0 && *g.mem == "" {
 		return nil, nil, nil, fmt.Errorf("--moce biases routing toward experts resident in the expert store: pass --mem SIZE too")
 	}
-	if *g.ioThreads < 0 || *g.prefetch < 0 {
-		return nil, nil, nil, fmt.Errorf("--io-threads and --prefetch must not be negative")
+	if *g.ioThreads < 0 || *g.prefetch < 0 || *g.batch < 0 {
+		return nil, nil, nil, fmt.Errorf("-b, --io-threads and --prefetch must not be negative")
 	}
 	if *g.prefetch != 0 && *g.mem == "" {
 		return nil, nil, nil, fmt.Errorf("--prefetch reads experts ahead into the expert store: pass --mem SIZE too")
@@ -96,9 +96,17 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 	}
 	opts := model.Options{Ctx: *g.ctx, Threads: *g.threads, MoCE: model.MoCE{Lambda: float32(*g.moce), Protect: *g.protect}}
 	var st *expert.Store
+	if *g.mem == "" && *g.batch == 0 {
+		*g.batch = 512
+	}
 	if *g.mem != "" {
-		b, err := expert.Plan(e.Model, e.File, mem, expert.PlanOptions{Ctx: *g.ctx, Chunk: max(*g.batch, 1),
-			Threads: threadsUsed(*g.threads), DirectIO: *g.directIO, Prefetch: *g.prefetch})
+		po := expert.PlanOptions{Ctx: *g.ctx, Chunk: *g.batch, Threads: threadsUsed(*g.threads), DirectIO: *g.directIO, Prefetch: *g.prefetch}
+		if *g.batch == 0 {
+			*g.batch = expert.AutoChunk(e.Model, e.File, mem, po)
+			po.Chunk = *g.batch
+			fmt.Fprintf(os.Stderr, "prefill chunk %d tokens, sized from the budget (-b to choose)\n", *g.batch)
+		}
+		b, err := expert.Plan(e.Model, e.File, mem, po)
 		if err != nil {
 			e.Close()
 			return nil, nil, nil, err
