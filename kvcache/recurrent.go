@@ -12,7 +12,10 @@ import "fmt"
 // Memory: every checkpoint costs Bytes() (for Qwen3-Next-80B-A3B, 36 recurrent layers ×
 // (3×8,192 conv + 32×128×128 state) floats ≈ 79 MB; for the fixtures' small models 0.4 MB),
 // and at most MaxCheckpoints are kept, so RAM prompt reuse costs up to MaxCheckpoints+1
-// states on top of the KV cache.
+// states on top of the KV cache. A session file (file.go) holds the state at its end and
+// the checkpoints before it, at the same cost each on disk: for the 80B model up to
+// 9 × 79 MB ≈ 0.7 GB besides the keys and values (12 attention layers × 2 × 512 halves ≈
+// 24 KB per position), so the disk tier's --cache-size fills with few files.
 type Recurrent struct {
 	Conv, SSM [][]float32 // per recurrent layer
 	// N is the position the state belongs to; it equals the cache's N, or is −1 while a
@@ -152,4 +155,78 @@ func (r *Recurrent) rollback(n int) int {
 	r.N = ck.pos
 	r.ckpts = r.ckpts[:i+1]
 	return r.N
+}
+
+// stateAt is the state after pos positions: the live one or a checkpoint's; ok is false
+// when neither is at pos.
+func (r *Recurrent) stateAt(pos int) (conv, ssm [][]float32, ok bool) {
+	if r.N == pos && pos >= 0 {
+		return r.Conv, r.SSM, true
+	}
+	for _, ck := range r.ckpts {
+		if ck.pos == pos {
+			return ck.conv, ck.ssm, true
+		}
+	}
+	return nil, nil, false
+}
+
+// savedStates are the positions a session file of the first n positions holds states at:
+// every checkpoint before n, and n itself (which must have a state, see Cache.Resumable).
+func (r *Recurrent) savedStates(n int) []int {
+	var p []int
+	for _, ck := range r.ckpts {
+		if ck.pos < n {
+			p = append(p, ck.pos)
+		}
+	}
+	if n > 0 {
+		p = append(p, n)
+	}
+	return p
+}
+
+// restored makes positions (ascending, the last the cache's new N) the checkpoints, the
+// last also the live state, taking the states from load(i, conv, ssm), which fills state i's
+// buffers. At most max(MaxCheckpoints, 1) are kept: the first and the latest. On an error
+// the state is reset (position 0).
+func (r *Recurrent) restored(positions []int, load func(i int, conv, ssm [][]float32) error) error {
+	keep := max(r.MaxCheckpoints, 1)
+	old := r.ckpts // buffers to reuse
+	r.ckpts = make([]checkpoint, 0, min(len(positions), keep))
+	r.N = -1
+	for i, pos := range positions {
+		var ck checkpoint
+		if len(old) > 0 {
+			ck, old = old[len(old)-1], old[:len(old)-1]
+		} else {
+			ck.conv, ck.ssm = make([][]float32, len(r.Conv)), make([][]float32, len(r.SSM))
+			for l := range r.Conv {
+				ck.conv[l] = make([]float32, len(r.Conv[l]))
+				ck.ssm[l] = make([]float32, len(r.SSM[l]))
+			}
+		}
+		ck.pos = pos
+		if err := load(i, ck.conv, ck.ssm); err != nil {
+			r.Reset()
+			return err
+		}
+		if len(r.ckpts) >= keep {
+			j := min(1, len(r.ckpts)-1) // as Checkpoint: the oldest but the first goes
+			old = append(old, r.ckpts[j])
+			r.ckpts = append(r.ckpts[:j], r.ckpts[j+1:]...)
+		}
+		r.ckpts = append(r.ckpts, ck)
+	}
+	if len(r.ckpts) == 0 {
+		r.Reset()
+		return nil
+	}
+	last := r.ckpts[len(r.ckpts)-1]
+	for l := range r.Conv {
+		copy(r.Conv[l], last.conv[l])
+		copy(r.SSM[l], last.ssm[l])
+	}
+	r.N = last.pos
+	return nil
 }

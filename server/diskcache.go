@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,8 +39,25 @@ type diskCache struct {
 type diskEntry struct {
 	name   string
 	tokens []int32
+	states []int // positions with a saved recurrent state (qwen3next), or nil
 	size   int64
 	used   int64 // LRU clock
+}
+
+// usable is how many of the first m tokens restoring e keeps: m, or for a file with
+// recurrent state the latest saved state at or before m (the state is valid only at its
+// own position, see kvcache.Cache.Resumable).
+func (e *diskEntry) usable(m int) int {
+	if e.states == nil {
+		return m
+	}
+	u := 0
+	for _, p := range e.states {
+		if p <= m {
+			u = p
+		}
+	}
+	return u
 }
 
 // openDiskCache indexes dir: it reads every session file's header (not its payload), drops
@@ -90,7 +108,7 @@ func openDiskCache(dir string, limit int64, fp kvcache.Fingerprint, log io.Write
 		if err != nil {
 			continue
 		}
-		all = append(all, found{&diskEntry{name: name, tokens: h.Tokens, size: info.Size()}, info.ModTime()})
+		all = append(all, found{&diskEntry{name: name, tokens: h.Tokens, states: h.States, size: info.Size()}, info.ModTime()})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].mtime.Before(all[j].mtime) })
 	for _, f := range all {
@@ -117,15 +135,21 @@ func (d *diskCache) total() int64 {
 	return d.bytes
 }
 
-// best is the file whose tokens share the longest prefix with prompt, and that length.
-func (d *diskCache) best(prompt []int32) (string, int) {
+// best is the file that lets a restore keep the longest prefix of prompt, at most limit
+// tokens, and that length (for a file with recurrent state, its latest saved state inside
+// the shared prefix).
+func (d *diskCache) best(prompt []int32, limit int) (string, int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var best *diskEntry
-	n := 0
+	n, bestL := 0, 0
 	for _, e := range d.entries {
-		if m := lcp(e.tokens, prompt); m > n || (m == n && best != nil && m > 0 && e.used > best.used) {
-			best, n = e, m
+		// Ties go to the longer shared prefix (the file most like the prompt), then to the
+		// most recently used.
+		l := lcp(e.tokens, prompt)
+		m := e.usable(min(l, limit))
+		if m > n || (m == n && best != nil && m > 0 && (l > bestL || l == bestL && e.used > best.used)) {
+			best, n, bestL = e, m, l
 		}
 	}
 	if best == nil {
@@ -170,9 +194,11 @@ func tokensName(tokens []int32) string {
 	return hex.EncodeToString(h.Sum(nil)[:16]) + fileExt
 }
 
-// save writes the cache's state for tokens. A file with the same tokens is only touched;
-// files whose tokens are a prefix of these are superseded (any prompt they match, the new
-// one matches at least as far) and removed.
+// save writes the cache's state for tokens (which must end where the cache has a state, see
+// kvcache.Cache.Resumable). A file with the same tokens is only touched; files whose tokens
+// are a prefix of these are superseded (any prompt they match, the new one matches at
+// least as far) and removed, a file with recurrent state only when the new file holds a
+// state at its end.
 func (d *diskCache) save(c *kvcache.Cache, tokens []int32) error {
 	name := tokensName(tokens)
 	path := filepath.Join(d.dir, name)
@@ -186,14 +212,15 @@ func (d *diskCache) save(c *kvcache.Cache, tokens []int32) error {
 	if err := c.Save(path, d.fp, tokens); err != nil {
 		return err
 	}
-	fi, err := os.Stat(path)
+	h, err := kvcache.ReadHeader(path)
 	if err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, e := range d.entries {
-		if len(e.tokens) < len(tokens) && lcp(e.tokens, tokens) == len(e.tokens) {
+		if len(e.tokens) < len(tokens) && lcp(e.tokens, tokens) == len(e.tokens) &&
+			(e.states == nil || slices.Contains(h.States, len(e.tokens))) {
 			d.bytes -= e.size
 			delete(d.entries, e.name)
 			os.Remove(filepath.Join(d.dir, e.name))
@@ -203,8 +230,8 @@ func (d *diskCache) save(c *kvcache.Cache, tokens []int32) error {
 		d.bytes -= old.size
 	}
 	d.clock++
-	d.entries[name] = &diskEntry{name: name, tokens: append([]int32(nil), tokens...), size: fi.Size(), used: d.clock}
-	d.bytes += fi.Size()
+	d.entries[name] = &diskEntry{name: name, tokens: h.Tokens, states: h.States, size: h.FileBytes(), used: d.clock}
+	d.bytes += h.FileBytes()
 	d.evict()
 	return nil
 }
@@ -269,7 +296,9 @@ func (s *Server) handleSlot(w http.ResponseWriter, r *http.Request, action strin
 	t0 := time.Now()
 	switch action {
 	case "save":
-		toks := s.cached[:s.canonical()] // session files hold prompt positions only (see flashRows)
+		// Session files hold prompt positions only (see flashRows), and end where a
+		// recurrent state is (qwen3next).
+		toks := s.cached[:s.sess.Cache().Resumable(s.canonical())]
 		if err := s.sess.Cache().Save(path, s.fp, toks); err != nil {
 			s.requestError(w, err)
 			return

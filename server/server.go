@@ -417,8 +417,10 @@ func (s *Server) reuse(prompt []int32) (int, string, error) {
 	}
 	source := "ram"
 	if s.disk != nil && flash {
-		// Disk files hold prompt positions of class flash only.
-		if path, m := s.disk.best(prompt); path != "" && min(m, limit) >= n+s.cfg.MinRestoreGain {
+		// Disk files hold prompt positions of class flash only. Compare what each would
+		// really keep: a recurrent model resumes at a saved state inside the shared prefix.
+		ram := s.sess.Cache().Resumable(n)
+		if path, m := s.disk.best(prompt, limit); path != "" && m >= ram+s.cfg.MinRestoreGain {
 			t0 := time.Now()
 			toks, err := s.sess.Cache().Load(path, s.fp)
 			if err != nil {
@@ -430,7 +432,7 @@ func (s *Server) reuse(prompt []int32) (int, string, error) {
 			} else {
 				s.promptLen = len(toks)
 				s.setCached(toks, true)
-				n = min(m, limit)
+				n = m
 				source = "disk"
 				s.disk.touch(path)
 				s.metrics.diskRestore.Observe(time.Since(t0).Seconds())
@@ -452,7 +454,7 @@ func (s *Server) afterRequest() {
 	if s.disk == nil {
 		return
 	}
-	n := s.canonical()
+	n := s.sess.Cache().Resumable(s.canonical()) // a recurrent model: where a state is
 	if n < flashRows {
 		return
 	}
