@@ -53,7 +53,7 @@ func (s *evalSide) close() {
 	}
 }
 
-func openEvalSide(path string, ctx, threads int, o evalOptions) (*evalSide, error) {
+func openEvalSide(path string, ctx, threads int, o evalOptions, tr *traceFlag) (*evalSide, error) {
 	p, err := modelPath(path)
 	if err != nil {
 		return nil, err
@@ -74,6 +74,16 @@ func openEvalSide(path string, ctx, threads int, o evalOptions) (*evalSide, erro
 		side.close()
 		return nil, err
 	}
+	if tr != nil && *tr.path != "" {
+		if o.lambda != 0 {
+			side.close()
+			return nil, fmt.Errorf("--trace records the test model's own routing: leave out --moce (trace replay --moce reroutes it)")
+		}
+		if err := tr.attach(side.e, &opts); err != nil {
+			side.close()
+			return nil, err
+		}
+	}
 	if side.s, err = model.NewSession(side.e.Model, opts); err != nil {
 		side.close()
 		return nil, err
@@ -91,7 +101,9 @@ func runEval(args []string) error {
 			"NUL-separated (optionally gzipped) shards; special-token text is not parsed; BOS only if the\n"+
 			"model adds one; each document is cut into windows of -c tokens evaluated from an empty context.\n"+
 			"MODEL may be \"default\" (the embedded gomoe). --save-ref writes the reference's logits once;\n"+
-			"--ref-logits compares against them instead of running the reference (the windows come from the file).")
+			"--ref-logits compares against them instead of running the reference (the windows come from the file).\n"+
+			"--trace FILE records the test model's routing over the same windows (each window a request; with\n"+
+			"-b 1 every position is a decode step) for trace replay.")
 	ref := fs.String("ref", "", "reference GGUF model (\"default\": the embedded model)")
 	test := fs.String("test", "", "test GGUF model (\"default\": the embedded model); without it, --save-ref only writes the reference")
 	corpus := fs.String("corpus", "", "documents: files, directories or NUL-separated .gz shards (comma-separated)")
@@ -106,6 +118,7 @@ func runEval(args []string) error {
 	worst := fs.Int("worst", 10, "list this many highest-KL positions")
 	asJSON := fs.Bool("json", false, "print the report as JSON (top-level kld_mean)")
 	to := addEvalOptions(fs)
+	tr := addTraceFlag(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -135,6 +148,7 @@ func runEval(args []string) error {
 
 	var refSide, testSide *evalSide
 	defer func() { refSide.close(); testSide.close() }()
+	defer tr.close()
 	var rd *eval.RefReader
 	var windows []eval.Window
 	refName := *ref
@@ -153,7 +167,7 @@ func runEval(args []string) error {
 			fmt.Fprintf(os.Stderr, "eval: --corpus ignored: the windows come from %s\n", *refLogits)
 		}
 	} else {
-		if refSide, err = openEvalSide(*ref, *ctx, *threads, evalOptions{}); err != nil {
+		if refSide, err = openEvalSide(*ref, *ctx, *threads, evalOptions{}, nil); err != nil {
 			return fmt.Errorf("--ref: %w", err)
 		}
 		refName, vocab = refSide.name, refSide.e.Model.Cfg.NVocab
@@ -169,7 +183,7 @@ func runEval(args []string) error {
 	if *test != "" {
 		o := to.options()
 		o.chunk = *batch
-		if testSide, err = openEvalSide(*test, *ctx, *threads, o); err != nil {
+		if testSide, err = openEvalSide(*test, *ctx, *threads, o, tr); err != nil {
 			return fmt.Errorf("--test: %w", err)
 		}
 		if v := testSide.e.Model.Cfg.NVocab; v != vocab {

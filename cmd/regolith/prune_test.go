@@ -80,4 +80,21 @@ func TestPruneAndEvalCommands(t *testing.T) {
 		t.Fatalf("KLD: pruned file %+v, --test-keep %+v, saved reference %+v", file.KLD, keep.KLD, saved.KLD)
 	}
 	t.Logf("75%% hybrid on the fixture: KLD %.4f, top-1 %.3f, flips %s", file.KLDMean, file.Top1.Mean, file.FlipsText)
+
+	// --trace records the test side's routing over the same windows: one request per window,
+	// with -b 1 every scored position a decode step; it refuses --moce.
+	tf := filepath.Join(dir, "eval.trace")
+	traced := evalJSON("--ref-logits", ref, "--test", model, "-b", "1", "--test-slots", "20", "--trace", tf)
+	var info traceSummary
+	if err := json.Unmarshal([]byte(capture(t, runTrace, "info", tf, "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	// --max-tokens 150 in windows: every window scores all its tokens but the last.
+	if windows := 150 - traced.Positions; info.Tokens != traced.Positions || info.DecodeTokens != traced.Positions || info.Requests != windows {
+		t.Fatalf("trace %+v for %d positions in %d windows", info, traced.Positions, windows)
+	}
+	if err := runEval([]string{"--ref-logits", ref, "--test", model, "-b", "1", "--test-slots", "20", "--moce", "0.1",
+		"--trace", filepath.Join(dir, "moce.trace")}); err == nil || !strings.Contains(err.Error(), "--trace") {
+		t.Fatalf("--trace with --moce: %v", err)
+	}
 }
