@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-
-	"github.com/regolith/regolith/internal/f16"
 )
 
 // nextScratch holds a qwen3next chunk's activations.
@@ -183,7 +181,7 @@ func (s *Session) gatedAttention(l, T, p0 int) error {
 	m, c := s.m, s.m.Cfg
 	L := &m.Layers[l]
 	ns := &s.next
-	hd, qd, kvd := c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	hd, qd := c.HeadDim, c.NHead*c.HeadDim
 	kl := L.Next.Index
 	ns.qfull = grow(ns.qfull, T*2*qd)
 	var err error
@@ -204,18 +202,9 @@ func (s *Session) gatedAttention(l, T, p0 int) error {
 			rmsNorm(x, src[:hd], L.QNorm, c.Eps)
 			s.rope.apply(x)
 		}
-		for h := 0; h < c.NHeadKV; h++ {
-			x := s.k[t*kvd+h*hd : t*kvd+(h+1)*hd]
-			rmsNorm(x, x, L.KNorm, c.Eps)
-			s.rope.apply(x)
-		}
-		f16.ToF16(s.kv.KRow(kl, p0+t), s.k[t*kvd:(t+1)*kvd])
-		f16.ToF16(s.kv.VRow(kl, p0+t), s.v[t*kvd:(t+1)*kvd])
+		s.storeKV(L, kl, t, p0)
 	}
-	s.aj = attnJob{s: s, K: s.kv.K[kl], V: s.kv.V[kl], T: T, p0: p0,
-		nKV: max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad), scale: float32(1 / math.Sqrt(float64(hd))), run: s.aj.run}
-	s.pool.For(len(s.scratch), 1, s.aj.run)
-	s.aj.K, s.aj.V = nil, nil
+	s.attendChunk(kl, T, p0)
 	for t := 0; t < T; t++ {
 		for h := 0; h < c.NHead; h++ {
 			g := ns.qfull[t*2*qd+2*h*hd+hd : t*2*qd+2*h*hd+2*hd]

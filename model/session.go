@@ -217,7 +217,7 @@ func (s *Session) Forward(tokens []int32, all bool) ([]float32, error) {
 func (s *Session) attention(l, T, p0 int) error {
 	m, c := s.m, s.m.Cfg
 	L := &m.Layers[l]
-	D, hd, qd, kvd := c.NEmbd, c.HeadDim, c.NHead*c.HeadDim, c.NHeadKV*c.HeadDim
+	D, hd, qd := c.NEmbd, c.HeadDim, c.NHead*c.HeadDim
 	for t := 0; t < T; t++ {
 		rmsNorm(s.h[t*D:(t+1)*D], s.x[t*D:(t+1)*D], L.AttnNorm, c.Eps)
 	}
@@ -238,19 +238,9 @@ func (s *Session) attention(l, T, p0 int) error {
 			rmsNorm(x, x, L.QNorm, c.Eps)
 			s.rope.apply(x)
 		}
-		for h := 0; h < c.NHeadKV; h++ {
-			x := s.k[t*kvd+h*hd : t*kvd+(h+1)*hd]
-			rmsNorm(x, x, L.KNorm, c.Eps)
-			s.rope.apply(x)
-		}
-		f16.ToF16(s.kv.KRow(l, p0+t), s.k[t*kvd:(t+1)*kvd])
-		f16.ToF16(s.kv.VRow(l, p0+t), s.v[t*kvd:(t+1)*kvd])
+		s.storeKV(L, l, t, p0)
 	}
-	s.aj = attnJob{s: s, K: s.kv.K[l], V: s.kv.V[l], T: T, p0: p0,
-		nKV: max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad), scale: float32(1 / math.Sqrt(float64(hd))), run: s.aj.run}
-	// One work item per (token, head); each worker owns one scratch.
-	s.pool.For(len(s.scratch), 1, s.aj.run)
-	s.aj.K, s.aj.V = nil, nil
+	s.attendChunk(l, T, p0)
 	if err = s.matmul(&L.Wo, s.att, T, T > 1, s.o); err != nil {
 		return err
 	}
@@ -387,4 +377,27 @@ func (s *Session) routeMoCE(z []float32, chosen []int32) {
 		s.zSorted[i] = z[e]
 	}
 	moce.Select(chosen[:0], ids, s.zSorted, s.resBits, len(chosen), s.moce.Protect, s.moce.Lambda)
+}
+
+// storeKV normalizes and rotates token t's keys (s.rope must be at its position) and stores
+// its keys and values in cache layer kl.
+func (s *Session) storeKV(L *Layer, kl, t, p0 int) {
+	c := s.m.Cfg
+	hd, kvd := c.HeadDim, c.NHeadKV*c.HeadDim
+	for h := 0; h < c.NHeadKV; h++ {
+		x := s.k[t*kvd+h*hd : t*kvd+(h+1)*hd]
+		rmsNorm(x, x, L.KNorm, c.Eps)
+		s.rope.apply(x)
+	}
+	f16.ToF16(s.kv.KRow(kl, p0+t), s.k[t*kvd:(t+1)*kvd])
+	f16.ToF16(s.kv.VRow(kl, p0+t), s.v[t*kvd:(t+1)*kvd])
+}
+
+// attendChunk runs the chunk's queries (s.q) over cache layer kl into s.att: one work item
+// per (token, head), each worker with its own scratch.
+func (s *Session) attendChunk(kl, T, p0 int) {
+	s.aj = attnJob{s: s, K: s.kv.K[kl], V: s.kv.V[kl], T: T, p0: p0,
+		nKV: max(kvPad, (p0+T+kvPad-1)/kvPad*kvPad), scale: float32(1 / math.Sqrt(float64(s.m.Cfg.HeadDim))), run: s.aj.run}
+	s.pool.For(len(s.scratch), 1, s.aj.run)
+	s.aj.K, s.aj.V = nil, nil
 }
