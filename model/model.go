@@ -78,13 +78,34 @@ func Load(f *gguf.File) (*Model, error) {
 	return load(f)
 }
 
+// archInt is an integer hyperparameter "<arch>.key" read into dst.
+type archInt struct {
+	key string
+	dst *int
+	req bool // missing is an error (else dst keeps its value)
+}
+
+// readInts reads integer hyperparameters, each in [1, limit].
+func readInts(f *gguf.File, keys []archInt, limit uint64) error {
+	for _, it := range keys {
+		v, ok := f.ArchUint(it.key)
+		if !ok {
+			if it.req {
+				return fmt.Errorf("model: missing metadata %s.%s", f.Arch(), it.key)
+			}
+			continue
+		}
+		if v == 0 || v > limit {
+			return fmt.Errorf("model: metadata %s.%s = %d is out of range", f.Arch(), it.key, v)
+		}
+		*it.dst = int(v)
+	}
+	return nil
+}
+
 func readConfig(f *gguf.File) (Config, error) {
 	c := Config{Arch: f.Arch()}
-	ints := []struct {
-		key string
-		dst *int
-		req bool
-	}{
+	err := readInts(f, []archInt{
 		{"block_count", &c.NLayer, true},
 		{"embedding_length", &c.NEmbd, true},
 		{"attention.head_count", &c.NHead, true},
@@ -94,19 +115,9 @@ func readConfig(f *gguf.File) (Config, error) {
 		{"expert_used_count", &c.NExpertUsed, true},
 		{"expert_feed_forward_length", &c.NFFExp, true},
 		{"context_length", &c.CtxTrain, false},
-	}
-	for _, it := range ints {
-		v, ok := f.ArchUint(it.key)
-		if !ok {
-			if it.req {
-				return c, fmt.Errorf("model: missing metadata %s.%s", c.Arch, it.key)
-			}
-			continue
-		}
-		if v == 0 || v > 1<<24 {
-			return c, fmt.Errorf("model: metadata %s.%s = %d is out of range", c.Arch, it.key, v)
-		}
-		*it.dst = int(v)
+	}, 1<<24)
+	if err != nil {
+		return c, err
 	}
 	if c.NHeadKV == 0 {
 		c.NHeadKV = c.NHead

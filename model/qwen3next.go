@@ -68,29 +68,15 @@ func loadQwen3Next(f *gguf.File) (*Model, error) {
 		return nil, err
 	}
 	n := &NextConfig{AttnInterval: 4}
-	for _, it := range []struct {
-		key string
-		dst *int
-		req bool
-	}{
+	if err := readInts(f, []archInt{
 		{"ssm.conv_kernel", &n.ConvK, true},
 		{"ssm.state_size", &n.HeadDim, true},
 		{"ssm.group_count", &n.KHeads, true},
 		{"ssm.time_step_rank", &n.VHeads, true},
 		{"expert_shared_feed_forward_length", &n.NFFShared, true},
 		{"full_attention_interval", &n.AttnInterval, false},
-	} {
-		v, ok := f.ArchUint(it.key)
-		if !ok {
-			if it.req {
-				return nil, fmt.Errorf("model: missing metadata %s.%s", c.Arch, it.key)
-			}
-			continue
-		}
-		if v == 0 || v > 1<<20 {
-			return nil, fmt.Errorf("model: metadata %s.%s = %d is out of range", c.Arch, it.key, v)
-		}
-		*it.dst = int(v)
+	}, 1<<20); err != nil {
+		return nil, err
 	}
 	if n.VHeads%n.KHeads != 0 {
 		return nil, fmt.Errorf("model: %d value heads is not a multiple of %d key heads", n.VHeads, n.KHeads)
