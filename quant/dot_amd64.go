@@ -202,6 +202,15 @@ func dotF16AVX2Go(w, a []byte, n int) float32 {
 	return s + halfTail(w, a, m, n, FP16ToFP32)
 }
 
+// simdLlamaF16 returns the F16 kernel in ggml's AVX-512 order (dotF16LanesRef's bits), or
+// nil below the AVX-512 level.
+func simdLlamaF16() func(w, a []byte, n int) float32 {
+	if simdLevel < simdAVX512 {
+		return nil
+	}
+	return dotF16AVX512Go
+}
+
 // dotF16AVX512Go follows ggml_vec_dot_f16's AVX-512 order (without AVX512-FP16): four
 // 16-lane accumulators over steps of 64, folded 0+2, 1+3, 0+1, reduced, then the rest added
 // in float64 one product at a time, as read from llama.cpp's vec.cpp and simd-mappings.h.

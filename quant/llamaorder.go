@@ -29,8 +29,41 @@ func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 		return dotF32Vec
 	case Q6_K:
 		return dotQ6_KLanesRef
+	case F16:
+		if f := simdLlamaF16(); f != nil {
+			return f
+		}
+		return dotF16LanesRef
 	}
 	return nil
+}
+
+// dotF16LanesRef is ggml_vec_dot_f16 (AVX-512 without AVX512-FP16): four 16-lane float
+// accumulators over steps of 64 with fused multiply-adds, folded 0+2, 1+3, 0+1, reduced by
+// halves, then the rest added in float64 one product at a time.
+func dotF16LanesRef(w, a []byte, n int) float32 {
+	np := n &^ 63
+	var sum [4][16]float32
+	for i := 0; i < np; i += 64 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 16; l++ {
+				k := i + 16*j + l
+				sum[j][l] = fma32(f16At(w, 2*k), f16At(a, 2*k), sum[j][l])
+			}
+		}
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[2][l]
+		sum[1][l] += sum[3][l]
+	}
+	for l := 0; l < 16; l++ {
+		sum[0][l] += sum[1][l]
+	}
+	s := float64(reduce16(&sum[0]))
+	for i := np; i < n; i++ {
+		s += float64(f16At(w, 2*i) * f16At(a, 2*i))
+	}
+	return float32(s)
 }
 
 // LlamaMatMul is one matrix product as llama.cpp's CPU backend computes it: a weight of
@@ -129,6 +162,8 @@ func fastLlama(m LlamaMatMul, ref func(w, a []byte, n int) float32, inGemm bool)
 		k = simdLlamaVecDot(Q6_K)
 	case F32:
 		k = simdLlamaF32(m.Gemm)
+	case F16:
+		k = simdLlamaF16()
 	}
 	if k == nil {
 		return ref

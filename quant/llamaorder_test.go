@@ -284,3 +284,19 @@ func TestQuantActQ8_0Fast(t *testing.T) {
 		}
 	}
 }
+
+// The F16 kernel in ggml's AVX-512 order gives the reference's bits at every length.
+func TestLlamaOrderF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{8, 32, 63, 64, 65, 128, 200, 256} {
+		w, a := make([]byte, 2*n), make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			putF16(w, 2*i, float32(r.NormFloat64()))
+			putF16(a, 2*i, float32(r.NormFloat64()))
+		}
+		got, want := LlamaKernel(F16, false)(w, a, n), dotF16LanesRef(w, a, n)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n=%d: %v, reference %v", n, got, want)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 package f16
 
 import (
-	"math"
+	"unsafe"
 
 	"github.com/regolith/regolith/quant"
 )
@@ -132,35 +132,15 @@ func MadRows(y, v []uint16, stride int, ms, vs []float32) {
 	}
 }
 
-// dotLanes is ggml_vec_dot_f16's vector form for n >= 64 (see Dot).
+// dotLanes is ggml_vec_dot_f16's vector form for n >= 64 (see Dot): quant's kernel in
+// llama.cpp's order.
 func dotLanes(a, b []uint16) float32 {
-	n := len(a)
-	np := n &^ 63
-	var sum [4][16]float32
-	for i := 0; i < np; i += 64 {
-		for j := 0; j < 4; j++ {
-			for l := 0; l < 16; l++ {
-				k := i + 16*j + l
-				sum[j][l] = float32(math.FMA(float64(quant.FP16ToFP32(a[k])), float64(quant.FP16ToFP32(b[k])), float64(sum[j][l])))
-			}
-		}
-	}
-	for l := 0; l < 16; l++ {
-		sum[0][l] += sum[2][l]
-		sum[1][l] += sum[3][l]
-	}
-	for l := 0; l < 16; l++ {
-		sum[0][l] += sum[1][l]
-	}
-	v := sum[0]
-	for w := 8; w >= 1; w /= 2 {
-		for l := 0; l < w; l++ {
-			v[l] += v[l+w]
-		}
-	}
-	s := float64(v[0])
-	for i := np; i < n; i++ {
-		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
-	}
-	return float32(s)
+	return dotF16Llama(halves(a), halves(b), len(a))
+}
+
+var dotF16Llama = quant.LlamaKernel(quant.F16, false)
+
+// halves views a half-float vector as its little-endian bytes.
+func halves(h []uint16) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(h))), 2*len(h))
 }
