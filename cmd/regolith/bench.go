@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ func runBench(args []string) error {
 	reps := fs.Int("r", 5, "repetitions")
 	asJSON := fs.Bool("json", false, "print JSON lines instead of a table")
 	disk := addDiskFlags(fs)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -96,6 +98,18 @@ func runBench(args []string) error {
 	}
 	var pp, tg []float64
 	for r := 0; r <= *reps; r++ { // run 0 is the warm-up
+		if r == 1 && *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
 		if *nPrompt > 0 {
 			s.Truncate(0)
 			p := tokens(*nPrompt)
