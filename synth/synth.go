@@ -24,6 +24,11 @@
 //     tensor), not quantized from floats, so a 30 GB file is limited by the disk; the
 //     token embeddings (which carry μ) are drawn as floats and quantized with
 //     quant.QuantizeRow. Norm weights are 1.
+//
+// Two architectures: qwen3moe (shape qwen3-30b-a3b) and qwen3next (shape
+// qwen3-next-80b-a3b: Gated DeltaNet and gated attention layers, routed experts plus a
+// shared expert; see layoutNext), laid out tensor for tensor as llama.cpp's converter and
+// quantizer write those models, so llama.cpp loads the files.
 package synth
 
 import (
@@ -33,6 +38,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -44,7 +50,7 @@ import (
 // Shape is the geometry of a model to synthesize.
 type Shape struct {
 	Name        string
-	Arch        string // only qwen3moe for now
+	Arch        string // qwen3moe or qwen3next
 	NLayer      int
 	NEmbd       int
 	NHead       int
@@ -58,11 +64,30 @@ type Shape struct {
 	CtxTrain    int
 	RopeBase    float32
 	Eps         float32
+
+	// qwen3next only.
+	NFFShared    int // expert_shared_feed_forward_length: the shared expert's FFN width
+	AttnInterval int // full_attention_interval: every AttnInterval-th layer is full attention
+	RopeDims     int // rope.dimension_count: dimensions rotated per head (partial RoPE)
+	SSMConv      int // ssm.conv_kernel: taps of the Gated DeltaNet's causal convolution
+	SSMHeadDim   int // ssm.state_size: key and value head size of the linear attention
+	SSMKHeads    int // ssm.group_count: key heads
+	SSMVHeads    int // ssm.time_step_rank: value heads
 }
 
 var shapes = []Shape{
 	{Name: "qwen3-30b-a3b", Arch: "qwen3moe", NLayer: 48, NEmbd: 2048, NHead: 32, NHeadKV: 4, HeadDim: 128,
 		NExpert: 128, NExpertUsed: 8, NFFExp: 768, NFF: 6144, NVocab: 151936, CtxTrain: 40960, RopeBase: 1e6, Eps: 1e-6},
+	// Qwen/Qwen3-Next-80B-A3B-Instruct's config.json: hidden_size 2048, num_hidden_layers 48,
+	// full_attention_interval 4 (12 × (3 Gated DeltaNet + 1 gated attention)), 16 query / 2
+	// KV heads of head_dim 256, partial_rotary_factor 0.25 (64 rotated dimensions),
+	// rope_theta 1e7, linear attention 16 key / 32 value heads of 128, conv kernel 4, 512
+	// experts top-10 of moe_intermediate_size 512, one shared expert of 512,
+	// intermediate_size 5120, max_position_embeddings 262144; as llama.cpp's converter
+	// writes it (ssm.inner_size = 32·128).
+	{Name: "qwen3-next-80b-a3b", Arch: "qwen3next", NLayer: 48, NEmbd: 2048, NHead: 16, NHeadKV: 2, HeadDim: 256,
+		NExpert: 512, NExpertUsed: 10, NFFExp: 512, NFF: 5120, NVocab: 151936, CtxTrain: 262144, RopeBase: 1e7, Eps: 1e-6,
+		NFFShared: 512, AttnInterval: 4, RopeDims: 64, SSMConv: 4, SSMHeadDim: 128, SSMKHeads: 16, SSMVHeads: 32},
 }
 
 // Shapes lists the known shapes' names.
@@ -114,8 +139,9 @@ const alpha = 0.5 // weight of the shared direction μ in the token embeddings
 // NewPlan checks the options and lays the model out.
 func NewPlan(o Options) (*Plan, error) {
 	s := o.Shape
-	if s.Arch != "qwen3moe" {
-		return nil, fmt.Errorf("synth: architecture %q is not supported (qwen3moe)", s.Arch)
+	next := s.Arch == "qwen3next"
+	if s.Arch != "qwen3moe" && !next {
+		return nil, fmt.Errorf("synth: architecture %q is not supported (qwen3moe, qwen3next)", s.Arch)
 	}
 	if o.Type != quant.Q8_0 && o.Type != quant.Q4_K {
 		return nil, fmt.Errorf("synth: type %s is not supported (Q8_0, Q4_K)", o.Type)
@@ -127,8 +153,15 @@ func NewPlan(o Options) (*Plan, error) {
 		}
 		L = o.Layers
 	}
+	rows := []int{s.NEmbd, s.NFFExp, s.NHead * s.HeadDim}
+	if next {
+		if err := checkNext(s, L); err != nil {
+			return nil, err
+		}
+		rows = append(rows, s.NFFShared, s.SSMVHeads*s.SSMHeadDim)
+	}
 	bs := o.Type.BlockSize()
-	for _, d := range []int{s.NEmbd, s.NFFExp, s.NHead * s.HeadDim} {
+	for _, d := range rows {
 		if d%bs != 0 {
 			return nil, fmt.Errorf("synth: row of %d elements is not a multiple of %s's block size %d", d, o.Type, bs)
 		}
@@ -183,6 +216,17 @@ func NewPlan(o Options) (*Plan, error) {
 		u32("expert_used_count", s.NExpertUsed),
 		u32("expert_feed_forward_length", s.NFFExp),
 	}
+	if next { // in the order llama.cpp's converter writes them
+		p.kv = append(p.kv,
+			u32("expert_shared_feed_forward_length", s.NFFShared),
+			u32("ssm.conv_kernel", s.SSMConv),
+			u32("ssm.state_size", s.SSMHeadDim),
+			u32("ssm.group_count", s.SSMKHeads),
+			u32("ssm.time_step_rank", s.SSMVHeads),
+			u32("ssm.inner_size", s.SSMVHeads*s.SSMHeadDim),
+			u32("full_attention_interval", s.AttnInterval),
+			u32("rope.dimension_count", s.RopeDims))
+	}
 	p.kv = append(p.kv, o.Vocab...)
 	p.kv = append(p.kv,
 		gguf.KV{Key: "general.quantization_version", Type: gguf.TypeUint32, Value: uint32(2)},
@@ -206,6 +250,11 @@ func NewPlan(o Options) (*Plan, error) {
 		return func(seed uint64, dst []byte) { p.fillRandom(o.Type, dst, sigma, seed) }
 	}
 	qt := o.Type
+	embd := func(seed uint64, dst []byte) { p.fillEmbeddings(dst, mu, seed) }
+	if next {
+		p.layoutNext(L, r, mu, embd, add, ones, random)
+		return p.finish()
+	}
 	add("token_embd.weight", qt, []uint64{uint64(n), uint64(s.NVocab)}, func(seed uint64, dst []byte) {
 		p.fillEmbeddings(dst, mu, seed)
 	})
@@ -232,6 +281,11 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	add("output_norm.weight", quant.F32, []uint64{uint64(n)}, ones)
 	add("output.weight", qt, []uint64{uint64(n), uint64(s.NVocab)}, random(4/math.Sqrt(float64(n))))
+	return p.finish()
+}
+
+// finish sizes the laid-out file.
+func (p *Plan) finish() (*Plan, error) {
 	sw, err := gguf.NewStreamWriter(io.Discard, p.kv, p.specs)
 	if err != nil {
 		return nil, err
@@ -239,6 +293,109 @@ func NewPlan(o Options) (*Plan, error) {
 	p.size = sw.Size()
 	return p, nil
 }
+
+// checkNext checks a qwen3next shape's hybrid geometry for L layers.
+func checkNext(s Shape, L int) error {
+	switch {
+	case s.AttnInterval < 1:
+		return fmt.Errorf("synth: full_attention_interval %d", s.AttnInterval)
+	case L < s.AttnInterval:
+		return fmt.Errorf("synth: %d layers hold no full-attention layer (every %d-th is one); use at least %d", L, s.AttnInterval, s.AttnInterval)
+	case s.SSMKHeads < 1 || s.SSMVHeads%s.SSMKHeads != 0:
+		return fmt.Errorf("synth: %d value heads is not a multiple of %d key heads", s.SSMVHeads, s.SSMKHeads)
+	case s.SSMConv < 2 || s.SSMConv > 8:
+		return fmt.Errorf("synth: conv kernel %d (2..8)", s.SSMConv)
+	case s.RopeDims < 2 || s.RopeDims%2 != 0 || s.RopeDims > s.HeadDim:
+		return fmt.Errorf("synth: rope.dimension_count %d for head size %d", s.RopeDims, s.HeadDim)
+	case s.SSMHeadDim < 1 || s.NFFShared < 1:
+		return fmt.Errorf("synth: linear-attention head size %d, shared expert FFN %d", s.SSMHeadDim, s.NFFShared)
+	}
+	return nil
+}
+
+// layoutNext lays out a qwen3next model as llama.cpp's converter writes one: output,
+// output_norm and token_embd first, then each block's tensors in name order. Of every
+// AttnInterval layers the last is gated full attention (attn_q carries a gate per head, so
+// it is twice the query width) and the others Gated DeltaNet; every layer ends in routed
+// experts plus a shared expert behind a sigmoid gate (ffn_gate_inp_shexp).
+//
+// The Gated DeltaNet's weights: attn_qkv, attn_gate (z) and ssm_ba with σ = 1/√n_embd;
+// ssm_conv1d (F32) with σ = 1/√taps, so the convolved q, k, v keep unit RMS; ssm_a = −A
+// with A uniform in (0, 16) and ssm_dt.bias = 1, as Qwen3-Next initializes A_log and
+// dt_bias; ssm_norm 1; ssm_out scaled like attn_output (its input, RMS-normed per head
+// times silu(z), has RMS ≈ 0.6). The shared expert is scaled like a routed one; its gate
+// vector (F32) has σ = 1/√n_embd.
+func (p *Plan) layoutNext(L int, r float64, mu []float64, embd func(uint64, []byte),
+	add func(string, quant.Type, []uint64, func(uint64, []byte)),
+	ones func(uint64, []byte), random func(float64) func(uint64, []byte)) {
+	s, qt := p.o.Shape, p.o.Type
+	n := uint64(s.NEmbd)
+	qd, kvd := uint64(s.NHead*s.HeadDim), uint64(s.NHeadKV*s.HeadDim)
+	vd := uint64(s.SSMVHeads * s.SSMHeadDim)
+	cd := uint64(2*s.SSMKHeads*s.SSMHeadDim) + vd
+	ne, ff, fs := uint64(s.NExpert), uint64(s.NFFExp), uint64(s.NFFShared)
+	inv := func(d uint64) float64 { return 1 / math.Sqrt(float64(d)) }
+	f32 := func(gen func(g *rng) float64) func(uint64, []byte) {
+		return func(seed uint64, dst []byte) {
+			g := rng{seed}
+			for i := 0; i < len(dst); i += 4 {
+				binary.LittleEndian.PutUint32(dst[i:], math.Float32bits(float32(gen(&g))))
+			}
+		}
+	}
+	add("output.weight", qt, []uint64{n, uint64(s.NVocab)}, random(4*inv(n)))
+	add("output_norm.weight", quant.F32, []uint64{n}, ones)
+	add("token_embd.weight", qt, []uint64{n, uint64(s.NVocab)}, embd)
+	type tensor struct {
+		name string
+		t    quant.Type
+		dims []uint64
+		gen  func(uint64, []byte)
+	}
+	for l := 0; l < L; l++ {
+		al := alpha / math.Sqrt(1+2*float64(l)*r*r) // as for qwen3moe (NewPlan)
+		ts := []tensor{
+			{"attn_norm.weight", quant.F32, []uint64{n}, ones},
+			{"post_attention_norm.weight", quant.F32, []uint64{n}, ones},
+			{"ffn_gate_inp.weight", quant.F32, []uint64{n, ne}, func(seed uint64, dst []byte) { p.fillRouter(dst, mu, al, seed) }},
+			{"ffn_gate_exps.weight", qt, []uint64{n, ff, ne}, random(inv(n))},
+			{"ffn_up_exps.weight", qt, []uint64{n, ff, ne}, random(inv(n))},
+			{"ffn_down_exps.weight", qt, []uint64{ff, n, ne}, random(2 * r * inv(ff))},
+			{"ffn_gate_inp_shexp.weight", quant.F32, []uint64{n}, f32(func(g *rng) float64 { return inv(n) * g.normal() })},
+			{"ffn_gate_shexp.weight", qt, []uint64{n, fs}, random(inv(n))},
+			{"ffn_up_shexp.weight", qt, []uint64{n, fs}, random(inv(n))},
+			{"ffn_down_shexp.weight", qt, []uint64{fs, n}, random(2 * r * inv(fs))},
+		}
+		if (l+1)%s.AttnInterval != 0 { // Gated DeltaNet
+			vh := uint64(s.SSMVHeads)
+			ts = append(ts,
+				tensor{"attn_qkv.weight", qt, []uint64{n, cd}, random(inv(n))},
+				tensor{"attn_gate.weight", qt, []uint64{n, vd}, random(inv(n))},
+				tensor{"ssm_ba.weight", qt, []uint64{n, 2 * vh}, random(inv(n))},
+				tensor{"ssm_conv1d.weight", quant.F32, []uint64{uint64(s.SSMConv), cd}, f32(func(g *rng) float64 { return inv(uint64(s.SSMConv)) * g.normal() })},
+				tensor{"ssm_dt.bias", quant.F32, []uint64{vh}, ones},
+				tensor{"ssm_a", quant.F32, []uint64{vh}, f32(func(g *rng) float64 { return -8 * (1 + g.uniform()) })},
+				tensor{"ssm_norm.weight", quant.F32, []uint64{uint64(s.SSMHeadDim)}, ones},
+				tensor{"ssm_out.weight", qt, []uint64{vd, n}, random(2 * r * inv(vd))})
+		} else { // gated full attention
+			hd := uint64(s.HeadDim)
+			ts = append(ts,
+				tensor{"attn_q.weight", qt, []uint64{n, 2 * qd}, random(inv(n))},
+				tensor{"attn_k.weight", qt, []uint64{n, kvd}, random(inv(n))},
+				tensor{"attn_v.weight", qt, []uint64{n, kvd}, random(inv(n))},
+				tensor{"attn_output.weight", qt, []uint64{qd, n}, random(2 * r * inv(qd))},
+				tensor{"attn_q_norm.weight", quant.F32, []uint64{hd}, ones},
+				tensor{"attn_k_norm.weight", quant.F32, []uint64{hd}, ones})
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
+		for _, t := range ts {
+			add(fmt.Sprintf("blk.%d.%s", l, t.name), t.t, t.dims, t.gen)
+		}
+	}
+}
+
+// KV is the file's metadata, in file order.
+func (p *Plan) KV() []gguf.KV { return p.kv }
 
 // Size is the file's size in bytes.
 func (p *Plan) Size() int64 { return p.size }
