@@ -177,18 +177,18 @@ func (p *expertGroups) work(lo, hi int) {
 			if w.act, w.err = w.mm.prepare(&ew.Gate, w.xg, n, false, w.g, w.act, false); w.err != nil {
 				return
 			}
-			w.mm.do(0, ew.Gate.Rows)
+			w.mm.do(0, w.mm.items())
 			if w.act, w.err = w.mm.prepare(&ew.Up, w.xg, n, false, w.u, w.act, sameActs(&ew.Gate, &ew.Up)); w.err != nil {
 				return
 			}
-			w.mm.do(0, ew.Up.Rows)
+			w.mm.do(0, w.mm.items())
 			for i := 0; i < n; i++ {
 				swiglu(w.g[i*F:(i+1)*F], w.g[i*F:(i+1)*F], w.u[i*F:(i+1)*F])
 			}
 			if w.act, w.err = w.mm.prepare(&ew.Down, w.g, n, false, w.y, w.act, false); w.err != nil {
 				return
 			}
-			w.mm.do(0, ew.Down.Rows)
+			w.mm.do(0, w.mm.items())
 			for i, j := range mem {
 				wt := s.weights[j]
 				dst := p.slotOut[int(j)*D : (int(j)+1)*D]

@@ -25,7 +25,7 @@ func (s *Session) matmulAct(w *Weight, x []float32, T int, gemm bool, out []floa
 	if s.act, err = s.mm.prepare(w, x, T, gemm, out, s.act, reuse); err != nil {
 		return err
 	}
-	s.pool.For(w.Rows, 16, s.mm.run)
+	s.pool.For(s.mm.items(), s.mm.grain(), s.mm.run)
 	s.mm.data, s.mm.act, s.mm.out = nil, nil, nil
 	return nil
 }
@@ -61,8 +61,21 @@ func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32,
 		}
 		k.Act(x[t*w.Cols:(t+1)*w.Cols], act[t*ab:(t+1)*ab])
 	}
+	packed, packedFor := j.packed, j.packedFor
 	*j = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
-		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: j.run, tmp: j.tmp}
+		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: j.run, tmp: j.tmp,
+		packed: packed, packedFor: packedFor}
+	// Prefill products go through register tiles where quant has them (same bits).
+	if tl := (quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}).Tiles(); tl != nil && T >= 2 && split == T {
+		j.tiler = tl
+		if key := [3]int{int(w.Type), w.Cols, T}; !reuse || j.packedFor != key {
+			j.packed = grow(j.packed, tl.PackedBytes(T, w.Cols))
+			tl.Pack(act, T, w.Cols, j.packed)
+			j.packedFor = key
+		}
+		return act, nil
+	}
+	j.packedFor = [3]int{}
 	if head.Rows != nil && split >= quant.LlamaRowsWidth {
 		j.headRows = head.Rows
 		if n := w.Rows * quant.LlamaRowsWidth; len(j.tmp) < n {
@@ -82,9 +95,34 @@ type mmJob struct {
 	headRows                     func(w, a []byte, n int, out []float32) // several rows at once, same bits
 	tmp                          []float32                               // headRows' output, W per weight row
 	run                          func(lo, hi int)
+
+	// Tiled products: do's items are groups of quant.TileRows weight rows.
+	tiler     *quant.Tiler
+	packed    []byte // act repacked for tiler
+	packedFor [3]int // type, cols, T of the activations in packed (kept for reuse)
+}
+
+// items is the number of work items do takes: weight rows, or groups of quant.TileRows
+// rows when tiled; grain is how many a worker should get at least.
+func (j *mmJob) items() int {
+	if j.tiler != nil {
+		return (j.rows + quant.TileRows - 1) / quant.TileRows
+	}
+	return j.rows
+}
+
+func (j *mmJob) grain() int {
+	if j.tiler != nil {
+		return 16 / quant.TileRows
+	}
+	return 16
 }
 
 func (j *mmJob) do(lo, hi int) {
+	if j.tiler != nil {
+		j.doTiles(lo, hi)
+		return
+	}
 	rows, cols, rb, ab := j.rows, j.cols, j.rb, j.ab
 	const W = quant.LlamaRowsWidth
 	for r := lo; r < hi; r++ {
@@ -104,6 +142,35 @@ func (j *mmJob) do(lo, hi int) {
 		}
 		for t := j.split; t < j.T; t++ {
 			j.out[t*rows+r] = j.tail(row, j.act[t*ab:(t+1)*ab], cols)
+		}
+	}
+}
+
+// tileQuads is how many column quads (quant.TileCols activation rows each) doTiles runs
+// per pass over a worker's weight rows: 64 rows' packed activations (~400 KB at 2048
+// columns) stay in L2 while the weights stream by.
+const tileQuads = 16
+
+// doTiles computes the row groups [lo, hi); a last group of fewer than quant.TileRows rows
+// takes the one-row kernel.
+func (j *mmJob) doTiles(lo, hi int) {
+	const R, C = quant.TileRows, quant.TileCols
+	rows, rb, ab, T := j.rows, j.rb, j.ab, j.T
+	nq := (T + C - 1) / C
+	for q0 := 0; q0 < nq; q0 += tileQuads {
+		q1 := min(q0+tileQuads, nq)
+		for g := lo; g < hi; g++ {
+			r := g * R
+			if r+R <= rows {
+				j.tiler.Rows(j.data[r*rb:], rb, j.cols, j.packed, T, q0, q1, j.out[r:], rows)
+				continue
+			}
+			for ; r < rows; r++ {
+				row := j.data[r*rb : (r+1)*rb]
+				for t := q0 * C; t < min(q1*C, T); t++ {
+					j.out[t*rows+r] = j.head(row, j.act[t*ab:(t+1)*ab], j.cols)
+				}
+			}
 		}
 	}
 }

@@ -129,9 +129,9 @@ func (s *Session) Truncate(n int) int {
 // Cache exposes the KV cache (for saving and restoring state).
 func (s *Session) Cache() *kvcache.Cache { return s.kv }
 
-func grow(b []float32, n int) []float32 {
+func grow[E any](b []E, n int) []E {
 	if cap(b) < n {
-		return make([]float32, n)
+		return make([]E, n)
 	}
 	return b[:n]
 }

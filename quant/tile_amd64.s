@@ -1,0 +1,84 @@
+#include "textflag.h"
+
+// One weight row's block against a column quad (two pairs of activation rows), at
+// R12 = the packed block: wq/ws are the row's quants and scale; acc0/acc1 accumulate
+// pairs 0|1 and 2|3. Per lane: s = Σ (w+128)·a − 128·Σa (exact), acc = fma(dw·da, s, acc),
+// as dotQ8_0LanesRef.
+#define TILEROW(wq, ws, acc0, acc1, zw, zs, t0, d0, t1, d1) \
+	VBROADCASTI64X4 wq, zw \
+	VPXORD          Z31, zw, zw \
+	VPBROADCASTW    ws, Y30 \
+	VCVTPH2PS       Y30, zs \
+	VMOVDQU32       256(R12), t0 \
+	VPDPBUSD        0(R12), zw, t0 \
+	VCVTDQ2PS       t0, t0 \
+	VMULPS          128(R12), zs, d0 \
+	VFMADD231PS     d0, t0, acc0 \
+	VMOVDQU32       320(R12), t1 \
+	VPDPBUSD        64(R12), zw, t1 \
+	VCVTDQ2PS       t1, t1 \
+	VMULPS          192(R12), zs, d1 \
+	VFMADD231PS     d1, t1, acc1
+
+// hsum_float_8 of both 8-lane halves of acc (rows a and b of a pair), stored at oa and ob.
+#define TILESUM(acc, xacc, oa, ob) \
+	VSHUFF32X4  $0xB1, acc, acc, Z30 \
+	VADDPS      Z30, acc, acc \
+	VPERMILPS   $0x4E, acc, Z30 \
+	VADDPS      Z30, acc, acc \
+	VPERMILPS   $0xB1, acc, Z30 \
+	VADDPS      Z30, acc, acc \
+	VMOVSS      xacc, oa \
+	VEXTRACTF32X4 $2, acc, X30 \
+	VMOVSS      X30, ob
+
+// func tileQ8_0VNNI(w *byte, rb int, p *byte, nb, nq int, out *float32, ldo int)
+TEXT ·tileQ8_0VNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ rb+8(FP), R8
+	MOVQ p+16(FP), R12
+	MOVQ nq+32(FP), R10
+	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), R11
+	SHLQ $2, R11
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R11)(R11*2), R13
+	MOVL $0x80, AX
+	VPBROADCASTB AX, Z31
+
+tq8quad:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ SI, BX
+	MOVQ nb+24(FP), CX
+
+tq8block:
+	TILEROW(2(BX), (BX), Z0, Z1, Z8, Z9, Z10, Z11, Z12, Z13)
+	TILEROW(2(BX)(R8*1), (BX)(R8*1), Z2, Z3, Z14, Z15, Z16, Z17, Z18, Z19)
+	TILEROW(2(BX)(R8*2), (BX)(R8*2), Z4, Z5, Z20, Z21, Z22, Z23, Z24, Z25)
+	TILEROW(2(BX)(R9*1), (BX)(R9*1), Z6, Z7, Z26, Z27, Z28, Z29, Z10, Z11)
+	ADDQ $34, BX
+	ADDQ $384, R12
+	DECQ CX
+	JNZ  tq8block
+
+	// acc[row][pair]: Z(2·row + pair); pair p holds columns 2p and 2p+1.
+	TILESUM(Z0, X0, 0(DX), 0(DX)(R11*1))
+	TILESUM(Z1, X1, 0(DX)(R11*2), 0(DX)(R13*1))
+	TILESUM(Z2, X2, 4(DX), 4(DX)(R11*1))
+	TILESUM(Z3, X3, 4(DX)(R11*2), 4(DX)(R13*1))
+	TILESUM(Z4, X4, 8(DX), 8(DX)(R11*1))
+	TILESUM(Z5, X5, 8(DX)(R11*2), 8(DX)(R13*1))
+	TILESUM(Z6, X6, 12(DX), 12(DX)(R11*1))
+	TILESUM(Z7, X7, 12(DX)(R11*2), 12(DX)(R13*1))
+	LEAQ (DX)(R11*4), DX
+	DECQ R10
+	JNZ  tq8quad
+	VZEROUPPER
+	RET

@@ -1,0 +1,128 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// tileCase builds rows Q8_0 weight rows and T activation rows of n elements, some weights
+// at the int8 extremes (-128 is legal in a file and exact through the +128 offset).
+func tileCase(r *rand.Rand, rows, T, n int) (w []byte, rb int, act []byte) {
+	rb = n / 32 * 34
+	w = make([]byte, rows*rb)
+	for i := 0; i < rows; i++ {
+		if err := QuantizeRow(Q8_0, simdRandomFloats(r, n, i%3 == 0), w[i*rb:(i+1)*rb]); err != nil {
+			panic(err)
+		}
+	}
+	for k := 0; k < len(w)/50; k++ { // extremes in quant bytes, never in a scale
+		i := r.IntN(len(w))
+		if i%34 >= 2 {
+			w[i] = []byte{0x80, 0x7f, 0x81}[k%3]
+		}
+	}
+	ab := n / 32 * 34
+	act = make([]byte, T*ab)
+	for t := 0; t < T; t++ {
+		if err := QuantizeActivations(Q8_0, simdRandomFloats(r, n, t%2 == 1), act[t*ab:(t+1)*ab]); err != nil {
+			panic(err)
+		}
+	}
+	return w, rb, act
+}
+
+// TestTileQ8_0 holds the tile kernels (plain Go and, where the CPU has it, AVX-512 VNNI) to
+// dotQ8_0LanesRef — llama.cpp's per-output order — bit for bit, over column ranges that
+// start and end anywhere, padded last quads included.
+func TestTileQ8_0(t *testing.T) {
+	tilers := map[string]*Tiler{"ref": tilerQ8_0Ref}
+	if tilerQ8_0 != nil {
+		tilers["vnni"] = tilerQ8_0
+	} else {
+		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernel only")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{32, 96, 256, 2048} {
+		for _, T := range []int{1, 3, 4, 5, 8, 13} {
+			const rows = 8
+			w, rb, act := tileCase(r, rows, T, n)
+			ab := n / 32 * 34
+			want := make([]float32, T*rows)
+			for tt := 0; tt < T; tt++ {
+				for i := 0; i < rows; i++ {
+					want[tt*rows+i] = dotQ8_0LanesRef(w[i*rb:(i+1)*rb], act[tt*ab:(tt+1)*ab], n)
+				}
+			}
+			nq := (T + TileCols - 1) / TileCols
+			for name, g := range tilers {
+				packed := make([]byte, g.PackedBytes(T, n))
+				g.Pack(act, T, n, packed)
+				for q0 := 0; q0 < nq; q0++ {
+					for q1 := q0 + 1; q1 <= nq; q1++ {
+						got := make([]float32, T*rows)
+						for i := range got {
+							got[i] = float32(math.NaN())
+						}
+						for g0 := 0; g0 < rows; g0 += TileRows {
+							g.Rows(w[g0*rb:], rb, n, packed, T, q0, q1, got[g0:], rows)
+						}
+						for tt := 0; tt < T; tt++ {
+							for i := 0; i < rows; i++ {
+								v, inRange := got[tt*rows+i], tt >= q0*TileCols && tt < q1*TileCols
+								if inRange && math.Float32bits(v) != math.Float32bits(want[tt*rows+i]) {
+									t.Fatalf("%s n=%d T=%d quads [%d,%d): out[%d][%d] = %v, want %v", name, n, T, q0, q1, tt, i, v, want[tt*rows+i])
+								}
+								if !inRange && !math.IsNaN(float64(v)) {
+									t.Fatalf("%s n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", name, n, T, q0, q1, tt, i)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkTileQ8_0 compares the tile kernel with the 4-row kernel (one weight row × 4
+// activation rows) on a 2048 × 2048 Q8_0 matrix and 64 activation rows (a prefill
+// projection's shape): MAC/s counts weight×activation multiply-adds.
+func BenchmarkTileQ8_0(b *testing.B) {
+	const rows, T, n = 2048, 64, 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	w, rb, act := tileCase(r, rows, T, n)
+	ab := n / 32 * 34
+	out := make([]float32, T*rows)
+	macs := float64(rows * T * n)
+	b.Run("rows4", func(b *testing.B) {
+		f := dotRowsKernels[Q8_0]
+		if f == nil {
+			b.Skip("no 4-row Q8_0 kernel")
+		}
+		var four [4]float32
+		for b.Loop() {
+			for i := 0; i < rows; i++ {
+				for t := 0; t < T; t += 4 {
+					f(w[i*rb:(i+1)*rb], act[t*ab:(t+4)*ab], n, four[:])
+				}
+			}
+		}
+		b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+	})
+	for name, g := range map[string]*Tiler{"tile-ref": tilerQ8_0Ref, "tile": tilerQ8_0} {
+		b.Run(name, func(b *testing.B) {
+			if g == nil {
+				b.Skip("no AVX-512 VNNI")
+			}
+			packed := make([]byte, g.PackedBytes(T, n))
+			for b.Loop() {
+				g.Pack(act, T, n, packed)
+				for i := 0; i < rows; i += TileRows {
+					g.Rows(w[i*rb:], rb, n, packed, T, 0, T/TileCols, out[i:], rows)
+				}
+			}
+			b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
