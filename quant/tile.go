@@ -39,12 +39,16 @@ func (m LlamaMatMul) Tiles() *Tiler {
 }
 
 // PackedBytes is the size of T activation rows of n elements once packed.
-func (g *Tiler) PackedBytes(T, n int) int { return (T + TileCols - 1) / TileCols * (n / 32) * g.blockBytes }
+func (g *Tiler) PackedBytes(T, n int) int {
+	return (T + TileCols - 1) / TileCols * (n / 32) * g.blockBytes
+}
 
 // Pack rearranges T activation rows of n elements (VecDotType's layout, what
 // LlamaRows.Act writes, back to back) into dst, which must hold PackedBytes(T, n). The
 // last column quad is padded with zero rows.
-func (g *Tiler) Pack(act []byte, T, n int, dst []byte) { g.pack(act, T, n/32, dst[:g.PackedBytes(T, n)]) }
+func (g *Tiler) Pack(act []byte, T, n int, dst []byte) {
+	g.pack(act, T, n/32, dst[:g.PackedBytes(T, n)])
+}
 
 // Rows computes out[t*ldo + i] = w_i · a_t for the TileRows weight rows w_i (row i at
 // w[i*rb:], n elements) and activation rows t in [TileCols*q0, min(TileCols*q1, T)) of
