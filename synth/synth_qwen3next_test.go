@@ -117,6 +117,7 @@ func TestSynthQwen3NextShape(t *testing.T) {
 	if kinds["ssm_conv1d.weight"] != 36 || kinds["attn_q.weight"] != 12 || kinds["ffn_up_shexp.weight"] != 48 {
 		t.Errorf("layer kinds %v: want 36 Gated DeltaNet, 12 attention, 48 shared experts", kinds)
 	}
+	t.Logf("%.2fB parameters, %.2fB without embeddings, %.2fB active without embeddings; %d bytes in Q8_0", total/1e9, (total-embed)/1e9, active/1e9, p.Size())
 	if total < 79e9 || total > 81e9 || total-embed < 78.5e9 || total-embed > 79.5e9 {
 		t.Errorf("%.2fB parameters, %.2fB without embeddings: want 80B and 79B", total/1e9, (total-embed)/1e9)
 	}
