@@ -25,7 +25,17 @@ const (
 type Tiler struct {
 	blockBytes int // packed bytes per 32-element block per column quad
 	pack       func(act []byte, T, nb int, dst []byte)
-	tile       func(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int)
+	asm        bool // tile runs the assembly kernel, else the plain-Go reference
+}
+
+// tile runs nq column quads of 4 weight rows. It calls the kernels directly rather than
+// through a func value, so Rows' scratch stays on the stack.
+func (g *Tiler) tile(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int) {
+	if g.asm {
+		tileQ8_0Asm(w, rb, p, nb, nq, out, ldo)
+		return
+	}
+	tileQ8_0Ref(w, rb, p, nb, nq, out, ldo)
 }
 
 // Tiles returns the tiled kernel for m, or nil. It covers Q8_0 (one kernel for mul_mat and
@@ -139,4 +149,4 @@ func tileQ8_0Ref(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int)
 }
 
 // tilerQ8_0Ref runs the plain-Go tile kernel (tests; CPUs without a tiled kernel get nil).
-var tilerQ8_0Ref = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0Tiles, tile: tileQ8_0Ref}
+var tilerQ8_0Ref = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0Tiles}

@@ -8,13 +8,15 @@ var tilerQ8_0 *Tiler
 func init() {
 	x := cpu.X86
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VNNI && x.HasF16C {
-		tilerQ8_0 = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0Tiles, tile: func(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int) {
-			_ = w[3*rb+nb*34-1]
-			_ = p[nq*nb*q8TileBlock-1]
-			_ = out[(nq*TileCols-1)*ldo+TileRows-1]
-			tileQ8_0VNNI(&w[0], rb, &p[0], nb, nq, &out[0], ldo)
-		}}
+		tilerQ8_0 = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0Tiles, asm: true}
 	}
+}
+
+func tileQ8_0Asm(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int) {
+	_ = w[3*rb+nb*34-1]
+	_ = p[nq*nb*q8TileBlock-1]
+	_ = out[(nq*TileCols-1)*ldo+TileRows-1]
+	tileQ8_0VNNI(&w[0], rb, &p[0], nb, nq, &out[0], ldo)
 }
 
 // tileQ8_0VNNI computes nq column quads of 4 weight rows (row i at w+i*rb, nb Q8_0 blocks)
