@@ -7,15 +7,15 @@ import (
 
 // nextScratch holds a qwen3next chunk's activations.
 type nextScratch struct {
-	qkv, z, ba  []float32   // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
-	conv        []float32   // [T × ConvDim] convolved and SiLU'd
-	beta, g     []float32   // [T × VHeads]
-	o           []float32   // [T × ValueDim] delta-rule output, then gated-normed
-	qfull, gate []float32   // attention: [T × 2·qd], [T × qd]
-	sg, su, sy  []float32   // shared expert: [T × NFFShared] ×2, [T × NEmbd]
-	sgate       []float32   // [T]
-	delta       [][]float32 // per value head: the delta rule's δ
-	gdnl        int         // the recurrent layer being run
+	qkv, z, ba []float32   // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
+	conv       []float32   // [T × ConvDim] convolved and SiLU'd
+	beta, g    []float32   // [T × VHeads]
+	o          []float32   // [T × ValueDim] delta-rule output, then gated-normed
+	qfull      []float32   // attention: [T × 2·qd] (query and gate per head)
+	sg, su, sy []float32   // shared expert: [T × NFFShared] ×2, [T × NEmbd]
+	sgate      []float32   // [T]
+	delta      [][]float32 // per value head: the delta rule's δ
+	gdnl       int         // the recurrent layer being run
 }
 
 // nextMixer runs layer l's token mixer (Gated DeltaNet or gated attention) and adds its

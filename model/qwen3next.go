@@ -175,3 +175,29 @@ func kvLayers(c *Config) int {
 	}
 	return c.NLayer
 }
+
+// KVLayers is the number of layers that keep keys and values in the KV cache.
+func (c *Config) KVLayers() int { return kvLayers(c) }
+
+// RecurrentStateBytes is the memory of one copy of the recurrent (Gated DeltaNet) state, 0
+// without recurrent layers. The live state and every checkpoint kvcache.Recurrent keeps
+// cost this much each.
+func (c *Config) RecurrentStateBytes() int64 {
+	n := c.Next
+	if n == nil {
+		return 0
+	}
+	return 4 * int64(n.NRecurrent) * int64(n.ConvStateFloats()+n.SSMStateFloats())
+}
+
+// MixerScratchFloats is the scratch, in floats per token of a chunk, that qwen3next's token
+// mixers and shared expert need on top of what every architecture has (nextScratch: qkv,
+// conv, z, o, β/α/g, the gated query, the shared expert's gate, up, output and gate value),
+// 0 for other architectures.
+func (c *Config) MixerScratchFloats() int {
+	n := c.Next
+	if n == nil {
+		return 0
+	}
+	return 2*n.ConvDim() + 2*n.ValueDim() + 4*n.VHeads + 2*c.NHead*c.HeadDim + 2*n.NFFShared + c.NEmbd + 1
+}
