@@ -157,16 +157,16 @@ func simdLlamaQ4_K(gemm bool) func(w, a []byte, n int) float32 {
 	return func(w, a []byte, n int) float32 { return dotQ4_KGemvAVX2(&w[0], &a[0], n/QK_K) }
 }
 
-// simdLlamaQ4_KGemmRows4 computes out[r] = simdLlamaQ4_K(true)(w, a[r*ab:(r+1)*ab], n) for
-// the 4 Q8_K activation rows back to back in a (ab bytes each), bit for bit, unpacking the
-// weights once (prefill). It returns false, doing nothing, below the AVX2 level or when the
-// lengths do not match.
-func simdLlamaQ4_KGemmRows4(w, a []byte, n int, out []float32) bool {
+// simdLlamaQ4_KRows4 computes out[r] = simdLlamaQ4_K(gemm)(w, a[r*ab:(r+1)*ab], n) for the 4
+// Q8_K activation rows back to back in a (ab bytes each), bit for bit, unpacking the weights
+// once (prefill). It returns false, doing nothing, below the AVX2 level or when the lengths
+// do not match.
+func simdLlamaQ4_KRows4(gemm bool, w, a []byte, n int, out []float32) bool {
 	ab := ActivationBytes(Q4_K, n)
 	if simdLevel < simdAVX2 || n <= 0 || n%QK_K != 0 || len(w) != n/QK_K*144 || len(a) != 4*ab || len(out) < 4 {
 		return false
 	}
-	dotQ4_KGemmRows4AVX2(&w[0], &a[0], ab, n/QK_K, &out[0])
+	dotQ4_KRows4LlamaAVX2(&w[0], &a[0], ab, n/QK_K, &out[0], !gemm)
 	return true
 }
 
@@ -355,4 +355,4 @@ func dotQ4_KGemvAVX2(w, a *byte, nb int) float32
 func dotQ4_KGemmAVX2(w, a *byte, nb int) float32
 
 //go:noescape
-func dotQ4_KGemmRows4AVX2(w, a *byte, stride, nb int, out *float32)
+func dotQ4_KRows4LlamaAVX2(w, a *byte, stride, nb int, out *float32, gemv bool)

@@ -4178,15 +4178,17 @@ dotQ4_KGemmAVX2done:
 	MOVSS  X0, ret+24(FP)
 	RET
 
-// func dotQ4_KGemmRows4AVX2(w, a *byte, stride, nb int, out *float32)
-// dotQ4_KGemmAVX2 for 4 activation rows at a + r*stride: the weights are unpacked once; the
-// per-row chunk vectors go through the stack (0..511(SP)); per row the same integer sums and
-// the same FMA sequence as the one-row kernel, so out[r] is bit-identical to it.
-TEXT ·dotQ4_KGemmRows4AVX2(SB), NOSPLIT, $512-40
+// func dotQ4_KRows4LlamaAVX2(w, a *byte, stride, nb int, out *float32, gemv bool)
+// dotQ4_KGemmAVX2 (gemv false) or dotQ4_KGemvAVX2 (gemv true) for 4 activation rows at
+// a + r*stride: the weights are unpacked once; the per-row chunk vectors go through the stack
+// (0..511(SP)); per row the same integer sums and the same FMA sequence as the one-row
+// kernel, so out[r] is bit-identical to it.
+TEXT ·dotQ4_KRows4LlamaAVX2(SB), NOSPLIT, $512-41
 	MOVQ   w+0(FP), SI
 	MOVQ   a+8(FP), DI
 	MOVQ   stride+16(FP), R12
 	MOVQ   nb+24(FP), CX
+	MOVBQZX gemv+40(FP), R14
 	LEAQ   (R12)(R12*2), R13
 	VXORPS X0, X0, X0
 	VXORPS X1, X1, X1
@@ -4362,11 +4364,13 @@ q4kgr4loop:
 	VMOVDQU      260(DI), X15
 	VPHADDW      276(DI), X15, X15
 	VPMADDWD     X15, X8, X15
-	VCVTDQ2PS    X14, X14
-	VCVTDQ2PS    X15, X15
 	VBROADCASTSS 0(DI), X10
 	VMULPS       X10, X9, X10
 	VMOVSHDUP    X10, X11
+	TESTQ        R14, R14
+	JNZ          q4kgr4gemv0
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
 	VFMADD231SS  X10, X14, X0
 	VFMADD231SS  X11, X15, X4
 	VMOVSHDUP    X14, X12
@@ -4381,6 +4385,17 @@ q4kgr4loop:
 	VPERMILPS    $0x0F, X15, X13
 	VFMADD231SS  X10, X12, X0
 	VFMADD231SS  X11, X13, X4
+	JMP          q4kgr4next0
+q4kgr4gemv0: // GEMV order: one fold of the super-block's exact sums
+	VPHADDD      X14, X14, X14
+	VPHADDD      X14, X14, X14
+	VPHADDD      X15, X15, X15
+	VPHADDD      X15, X15, X15
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
+	VFMADD231SS  X10, X14, X0
+	VFMADD231SS  X11, X15, X4
+q4kgr4next0:
 	VMOVDQU      128(SP), Y14
 	VPHADDD      160(SP), Y14, Y14
 	VMOVDQU      192(SP), Y15
@@ -4391,11 +4406,13 @@ q4kgr4loop:
 	VMOVDQU      260(DI)(R12*1), X15
 	VPHADDW      276(DI)(R12*1), X15, X15
 	VPMADDWD     X15, X8, X15
-	VCVTDQ2PS    X14, X14
-	VCVTDQ2PS    X15, X15
 	VBROADCASTSS 0(DI)(R12*1), X10
 	VMULPS       X10, X9, X10
 	VMOVSHDUP    X10, X11
+	TESTQ        R14, R14
+	JNZ          q4kgr4gemv1
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
 	VFMADD231SS  X10, X14, X1
 	VFMADD231SS  X11, X15, X5
 	VMOVSHDUP    X14, X12
@@ -4410,6 +4427,17 @@ q4kgr4loop:
 	VPERMILPS    $0x0F, X15, X13
 	VFMADD231SS  X10, X12, X1
 	VFMADD231SS  X11, X13, X5
+	JMP          q4kgr4next1
+q4kgr4gemv1: // GEMV order: one fold of the super-block's exact sums
+	VPHADDD      X14, X14, X14
+	VPHADDD      X14, X14, X14
+	VPHADDD      X15, X15, X15
+	VPHADDD      X15, X15, X15
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
+	VFMADD231SS  X10, X14, X1
+	VFMADD231SS  X11, X15, X5
+q4kgr4next1:
 	VMOVDQU      256(SP), Y14
 	VPHADDD      288(SP), Y14, Y14
 	VMOVDQU      320(SP), Y15
@@ -4420,11 +4448,13 @@ q4kgr4loop:
 	VMOVDQU      260(DI)(R12*2), X15
 	VPHADDW      276(DI)(R12*2), X15, X15
 	VPMADDWD     X15, X8, X15
-	VCVTDQ2PS    X14, X14
-	VCVTDQ2PS    X15, X15
 	VBROADCASTSS 0(DI)(R12*2), X10
 	VMULPS       X10, X9, X10
 	VMOVSHDUP    X10, X11
+	TESTQ        R14, R14
+	JNZ          q4kgr4gemv2
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
 	VFMADD231SS  X10, X14, X2
 	VFMADD231SS  X11, X15, X6
 	VMOVSHDUP    X14, X12
@@ -4439,6 +4469,17 @@ q4kgr4loop:
 	VPERMILPS    $0x0F, X15, X13
 	VFMADD231SS  X10, X12, X2
 	VFMADD231SS  X11, X13, X6
+	JMP          q4kgr4next2
+q4kgr4gemv2: // GEMV order: one fold of the super-block's exact sums
+	VPHADDD      X14, X14, X14
+	VPHADDD      X14, X14, X14
+	VPHADDD      X15, X15, X15
+	VPHADDD      X15, X15, X15
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
+	VFMADD231SS  X10, X14, X2
+	VFMADD231SS  X11, X15, X6
+q4kgr4next2:
 	VMOVDQU      384(SP), Y14
 	VPHADDD      416(SP), Y14, Y14
 	VMOVDQU      448(SP), Y15
@@ -4449,11 +4490,13 @@ q4kgr4loop:
 	VMOVDQU      260(DI)(R13*1), X15
 	VPHADDW      276(DI)(R13*1), X15, X15
 	VPMADDWD     X15, X8, X15
-	VCVTDQ2PS    X14, X14
-	VCVTDQ2PS    X15, X15
 	VBROADCASTSS 0(DI)(R13*1), X10
 	VMULPS       X10, X9, X10
 	VMOVSHDUP    X10, X11
+	TESTQ        R14, R14
+	JNZ          q4kgr4gemv3
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
 	VFMADD231SS  X10, X14, X3
 	VFMADD231SS  X11, X15, X7
 	VMOVSHDUP    X14, X12
@@ -4468,6 +4511,17 @@ q4kgr4loop:
 	VPERMILPS    $0x0F, X15, X13
 	VFMADD231SS  X10, X12, X3
 	VFMADD231SS  X11, X13, X7
+	JMP          q4kgr4next3
+q4kgr4gemv3: // GEMV order: one fold of the super-block's exact sums
+	VPHADDD      X14, X14, X14
+	VPHADDD      X14, X14, X14
+	VPHADDD      X15, X15, X15
+	VPHADDD      X15, X15, X15
+	VCVTDQ2PS    X14, X14
+	VCVTDQ2PS    X15, X15
+	VFMADD231SS  X10, X14, X3
+	VFMADD231SS  X11, X15, X7
+q4kgr4next3:
 	ADDQ $144, SI
 	ADDQ $292, DI
 	DECQ CX

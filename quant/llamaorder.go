@@ -134,11 +134,12 @@ func (m LlamaMatMul) Kernels() (split int, head, tail LlamaRows, ok bool) {
 	case m.Type == Q8_0 || m.Type == Q6_K: // their multi-row kernels sum in the one-row kernels' (llama.cpp's) order
 		head.Rows = dotRowsKernels[m.Type]
 		tail.Rows = head.Rows
-	case m.Type == Q4_K && m.Gemm && m.Rows%8 == 0 && split > 0:
-		// The repacked GEMM group (rows before split) unpacks each weight row once for 4 rows.
-		dot := head.Dot
+	case m.Type == Q4_K && m.Rows%8 == 0 && split > 0:
+		// Repacked: the rows before split (the GEMM group of a mul_mat, or every row of a
+		// mul_mat_id, which takes the GEMV) unpack each weight row once for 4 rows.
+		dot, gemm := head.Dot, m.Gemm
 		head.Rows = func(w, a []byte, n int, out []float32) {
-			if !simdLlamaQ4_KGemmRows4(w, a, n, out) {
+			if !simdLlamaQ4_KRows4(gemm, w, a, n, out) {
 				ab := len(a) / LlamaRowsWidth
 				for i := range out[:LlamaRowsWidth] {
 					out[i] = dot(w, a[i*ab:(i+1)*ab], n)

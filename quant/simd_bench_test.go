@@ -290,11 +290,10 @@ func BenchmarkLlamaQ4_K(b *testing.B) {
 	}
 }
 
-// BenchmarkLlamaQ4_KRows4 compares simdLlamaQ4_KGemmRows4 with 4 calls of the one-row GEMM
-// kernel, per weight row of the 64 MiB matrix (SetBytes = weight row bytes).
+// BenchmarkLlamaQ4_KRows4 compares simdLlamaQ4_KRows4 with 4 calls of the one-row kernel,
+// in GEMM and GEMV order, per weight row of the 64 MiB matrix (SetBytes = weight row bytes).
 func BenchmarkLlamaQ4_KRows4(b *testing.B) {
-	f := simdLlamaQ4_K(true)
-	if f == nil {
+	if simdLlamaQ4_K(true) == nil {
 		b.Skip("no AVX2")
 	}
 	w, rowBytes, a1 := simdBenchMatrix(b, Q4_K, simdBenchBytes)
@@ -305,19 +304,23 @@ func BenchmarkLlamaQ4_KRows4(b *testing.B) {
 	}
 	out := make([]float32, 4)
 	rows := len(w) / rowBytes
-	for _, mode := range []string{"rows4", "gemm4"} {
-		b.Run(mode, func(b *testing.B) {
-			b.SetBytes(int64(rowBytes))
-			for i := 0; i < b.N; i++ {
-				wr := w[(i%rows)*rowBytes : (i%rows+1)*rowBytes]
-				if mode == "rows4" {
-					simdLlamaQ4_KGemmRows4(wr, a, simdBenchN, out)
-				} else {
-					for r := 0; r < 4; r++ {
-						out[r] = f(wr, a[r*ab:(r+1)*ab], simdBenchN)
+	for _, gemm := range []bool{true, false} {
+		f := simdLlamaQ4_K(gemm)
+		order := map[bool]string{true: "gemm", false: "gemv"}[gemm]
+		for _, mode := range []string{"rows4", "one-row"} {
+			b.Run(order+"/"+mode, func(b *testing.B) {
+				b.SetBytes(int64(rowBytes))
+				for i := 0; i < b.N; i++ {
+					wr := w[(i%rows)*rowBytes : (i%rows+1)*rowBytes]
+					if mode == "rows4" {
+						simdLlamaQ4_KRows4(gemm, wr, a, simdBenchN, out)
+					} else {
+						for r := 0; r < 4; r++ {
+							out[r] = f(wr, a[r*ab:(r+1)*ab], simdBenchN)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -14,6 +14,6 @@ func simdLlamaF32(bool) func(w, a []byte, n int) float32 { return nil }
 
 func simdLlamaQ4_K(bool) func(w, a []byte, n int) float32 { return nil }
 
-func simdLlamaQ4_KGemmRows4(w, a []byte, n int, out []float32) bool { return false }
+func simdLlamaQ4_KRows4(gemm bool, w, a []byte, n int, out []float32) bool { return false }
 
 func simdLlamaF16() func(w, a []byte, n int) float32 { return nil }

@@ -473,12 +473,17 @@ func TestSIMDLlamaQ4_K(t *testing.T) {
 				}
 			}
 			out := make([]float32, 4)
-			if !simdLlamaQ4_KGemmRows4(w, a4, n, out) {
-				t.Fatal("simdLlamaQ4_KGemmRows4 refused")
-			}
-			for i := range out {
-				if want := gemm(w, a4[i*len(a):(i+1)*len(a)], n); math.Float32bits(out[i]) != math.Float32bits(want) {
-					t.Fatalf("GEMM rows4 n=%d trial %d row %d: %g, reference %g", n, trial, i, out[i], want)
+			for _, g := range []struct {
+				gemm bool
+				ref  func(w, a []byte, n int) float32
+			}{{true, gemm}, {false, gemv}} {
+				if !simdLlamaQ4_KRows4(g.gemm, w, a4, n, out) {
+					t.Fatal("simdLlamaQ4_KRows4 refused")
+				}
+				for i := range out {
+					if want := g.ref(w, a4[i*len(a):(i+1)*len(a)], n); math.Float32bits(out[i]) != math.Float32bits(want) {
+						t.Fatalf("rows4 (gemm %v) n=%d trial %d row %d: %g, reference %g", g.gemm, n, trial, i, out[i], want)
+					}
 				}
 			}
 		}
