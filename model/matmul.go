@@ -65,17 +65,18 @@ func (j *mmJob) prepare(w *Weight, x []float32, T int, gemm bool, out []float32,
 	*j = mmJob{rows: w.Rows, cols: w.Cols, rb: w.RowBytes, ab: ab, split: split, T: T,
 		data: w.Data, act: act, out: out, head: head.Dot, tail: tail.Dot, run: j.run, tmp: j.tmp,
 		packed: packed, packedFor: packedFor}
-	// Prefill products go through register tiles where quant has them (same bits).
-	if tl := (quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}).Tiles(); tl != nil && T >= 2 && split == T {
+	// Prefill products go through register tiles where quant has them (same bits): the
+	// rows before split; the rest (fewer than 4) take the tail kernel.
+	if tl := (quant.LlamaMatMul{Type: w.Type, Rows: w.Rows, T: T, Gemm: gemm}).Tiles(); tl != nil && split >= 2 {
 		j.tiler = tl
-		if key := [3]int{int(w.Type), w.Cols, T}; !reuse || j.packedFor != key {
-			j.packed = grow(j.packed, tl.PackedBytes(T, w.Cols))
-			tl.Pack(act, T, w.Cols, j.packed)
+		if key := [4]int{int(w.Type), w.Cols, T, split}; !reuse || j.packedFor != key {
+			j.packed = grow(j.packed, tl.PackedBytes(split, w.Cols))
+			tl.Pack(act, split, w.Cols, j.packed)
 			j.packedFor = key
 		}
 		return act, nil
 	}
-	j.packedFor = [3]int{}
+	j.packedFor = [4]int{}
 	if head.Rows != nil && split >= quant.LlamaRowsWidth {
 		j.headRows = head.Rows
 		if n := w.Rows * quant.LlamaRowsWidth; len(j.tmp) < n {
@@ -99,7 +100,7 @@ type mmJob struct {
 	// Tiled products: do's items are groups of quant.TileRows weight rows.
 	tiler     *quant.Tiler
 	packed    []byte // act repacked for tiler
-	packedFor [3]int // type, cols, T of the activations in packed (kept for reuse)
+	packedFor [4]int // type, cols, T, split of the activations in packed (kept for reuse)
 }
 
 // items is the number of work items do takes: weight rows, or groups of quant.TileRows
@@ -151,26 +152,33 @@ func (j *mmJob) do(lo, hi int) {
 // columns) stay in L2 while the weights stream by.
 const tileQuads = 16
 
-// doTiles computes the row groups [lo, hi); a last group of fewer than quant.TileRows rows
-// takes the one-row kernel.
+// doTiles computes the row groups [lo, hi): the activation rows before split in tiles (a
+// last group of fewer than quant.TileRows weight rows takes the one-row kernel), the rest
+// with the tail kernel.
 func (j *mmJob) doTiles(lo, hi int) {
 	const R, C = quant.TileRows, quant.TileCols
-	rows, rb, ab, T := j.rows, j.rb, j.ab, j.T
-	nq := (T + C - 1) / C
+	rows, rb, ab, S := j.rows, j.rb, j.ab, j.split
+	nq := (S + C - 1) / C
 	for q0 := 0; q0 < nq; q0 += tileQuads {
 		q1 := min(q0+tileQuads, nq)
 		for g := lo; g < hi; g++ {
 			r := g * R
 			if r+R <= rows {
-				j.tiler.Rows(j.data[r*rb:], rb, j.cols, j.packed, T, q0, q1, j.out[r:], rows)
+				j.tiler.Rows(j.data[r*rb:], rb, j.cols, j.packed, S, q0, q1, j.out[r:], rows)
 				continue
 			}
 			for ; r < rows; r++ {
 				row := j.data[r*rb : (r+1)*rb]
-				for t := q0 * C; t < min(q1*C, T); t++ {
+				for t := q0 * C; t < min(q1*C, S); t++ {
 					j.out[t*rows+r] = j.head(row, j.act[t*ab:(t+1)*ab], j.cols)
 				}
 			}
+		}
+	}
+	for r := lo * R; r < min(hi*R, rows); r++ {
+		row := j.data[r*rb : (r+1)*rb]
+		for t := S; t < j.T; t++ {
+			j.out[t*rows+r] = j.tail(row, j.act[t*ab:(t+1)*ab], j.cols)
 		}
 	}
 }
