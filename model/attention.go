@@ -118,15 +118,7 @@ func (j *attnJob) attendTiled(g, t0, t1 int, sc *attnScratch) {
 				h := g*group + hh
 				r := &st[(t-t0)*group+hh]
 				tileScores(kq, s.q[t*qd+h*hd:t*qd+(h+1)*hd], kt)
-				tileMax := float32(math.Inf(-1))
-				for tk := range kq {
-					if ic+tk > pos {
-						kq[tk] = float32(math.Inf(-1))
-						continue
-					}
-					kq[tk] *= j.scale
-					tileMax = max(tileMax, kq[tk])
-				}
+				tileMax := scaleMaskMax(kq, j.scale, pos-ic+1)
 				Mnew := max(r.M, tileMax)
 				if Mnew > r.M {
 					ms := expf(r.M - Mnew)

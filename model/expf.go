@@ -132,8 +132,19 @@ func softmax(x []float32) {
 // _mm512_reduce_add_ps.
 func softmaxTile(x []float32, max float32) float64 {
 	var sum float64
+	i := 0
+	var tmp [faTileKV]float32
+	for end := len(x) &^ (simdWidth - 1); i < end; {
+		n := min(faTileKV, end-i)
+		s, ok := softmaxVecs(tmp[:n], x[i:i+n], max, sum)
+		if !ok {
+			break // the loop below goes on from vector i with the scalar fallback per lane
+		}
+		copy(x[i:i+n], tmp[:n])
+		sum, i = s, i+n
+	}
 	var lanes [simdWidth]float32
-	for i := 0; i+simdWidth <= len(x); i += simdWidth {
+	for ; i+simdWidth <= len(x); i += simdWidth {
 		for l := range lanes {
 			lanes[l] = x[i+l] - max
 		}

@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // Kernels of llama.cpp's tiled flash attention (ggml_compute_forward_flash_attn_ext_tiled
 // and its simd_gemm), for one query row against one tile of faTileKV cells. Each output
 // element is a chain of fused multiply-adds in a fixed order, so computing several
@@ -28,4 +30,18 @@ func tileAccumRef(out, p, vf []float32, n int) {
 			out[d] = fmaf(pv, v[d], out[d])
 		}
 	}
+}
+
+// scaleMaskMaxRef is scaleMaskMax in plain Go.
+func scaleMaskMaxRef(kq []float32, scale float32, valid int) float32 {
+	m := float32(math.Inf(-1))
+	for tk := range kq[:faTileKV] {
+		if tk >= valid {
+			kq[tk] = float32(math.Inf(-1))
+			continue
+		}
+		kq[tk] *= scale
+		m = max(m, kq[tk])
+	}
+	return m
 }

@@ -41,3 +41,32 @@ func tileAccum(out, p, vf []float32, n int) {
 	}
 	tileAccumRef(out, p, vf, n)
 }
+
+//go:noescape
+func softmaxTileAVX2(dst, x *float32, max float32, n16 int, sum0 float64) (sum float64, bad int)
+
+//go:noescape
+func scaleMaskMaxAVX2(kq *float32, scale float32, valid int) float32
+
+// softmaxVecs is softmaxTile's loop over len(x)/16 whole vectors with the exponentials
+// written to dst and the sum continued from sum; ok is false (dst undefined, x untouched)
+// where a lane needs the scalar fallback or the CPU lacks AVX2.
+func softmaxVecs(dst, x []float32, max float32, sum float64) (float64, bool) {
+	n := len(x) / simdWidth
+	if !tileAsm || n == 0 {
+		return 0, false
+	}
+	_ = dst[n*simdWidth-1]
+	s, bad := softmaxTileAVX2(&dst[0], &x[0], max, n, sum)
+	return s, bad == 0
+}
+
+// scaleMaskMax scales a tile's faTileKV scores, masks those from valid on to -Inf, and
+// returns their maximum.
+func scaleMaskMax(kq []float32, scale float32, valid int) float32 {
+	if tileAsm {
+		_ = kq[faTileKV-1]
+		return scaleMaskMaxAVX2(&kq[0], scale, valid)
+	}
+	return scaleMaskMaxRef(kq, scale, valid)
+}

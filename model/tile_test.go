@@ -85,10 +85,65 @@ func TestVexpRowMatchesScalar(t *testing.T) {
 	src = append(src, float32(math.Inf(-1)), float32(math.Inf(1)), -134, -133.9, -87.5, 88.7, 0, -0.0)
 	dst := make([]float32, len(src))
 	vexpRow(dst, src)
+	inPlace := append([]float32(nil), src...) // as softmaxTile calls it
+	vexpRow(inPlace, inPlace)
 	for i, x := range src {
 		want := vexpf(x)
 		if math.Float32bits(dst[i]) != math.Float32bits(want) && !(x != x && dst[i] != dst[i]) {
 			t.Fatalf("vexp(%v) = %v, scalar %v", x, dst[i], want)
+		}
+		if math.Float32bits(inPlace[i]) != math.Float32bits(want) && !(x != x && inPlace[i] != inPlace[i]) {
+			t.Fatalf("in place: vexp(%v) = %v, scalar %v", x, inPlace[i], want)
+		}
+	}
+}
+
+// scaleMaskMax and the vector softmax loop give the plain-Go bits: scores, masks, maxima,
+// exponentials and the float64 sum, also when some lanes need vexpf's scalar fallback.
+func TestSoftmaxTileKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for trial := 0; trial < 200; trial++ {
+		kq := make([]float32, faTileKV)
+		for i := range kq {
+			kq[i] = float32(r.NormFloat64() * 8)
+		}
+		if trial%4 == 3 { // lanes whose exponentials are subnormal: the scalar fallback
+			kq[r.IntN(faTileKV)] = -95 / 0.125
+		}
+		valid := []int{0, 1, 7, 8, 33, faTileKV, faTileKV + 5}[trial%7]
+		a, b := append([]float32(nil), kq...), append([]float32(nil), kq...)
+		ma, mb := scaleMaskMax(a, 0.125, valid), scaleMaskMaxRef(b, 0.125, valid)
+		if math.Float32bits(ma) != math.Float32bits(mb) {
+			t.Fatalf("trial %d valid %d: max %v, reference %v", trial, valid, ma, mb)
+		}
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("trial %d valid %d: score %d = %v, reference %v", trial, valid, i, a[i], b[i])
+			}
+		}
+		if valid == 0 {
+			continue
+		}
+		sa := softmaxTile(a, ma)
+		var sb float64 // softmaxTile's plain-Go loop
+		var lanes [simdWidth]float32
+		for i := 0; i < len(b); i += simdWidth {
+			for l := range lanes {
+				lanes[l] = b[i+l] - mb
+			}
+			for l, x := range lanes {
+				lanes[l] = vexpf(x)
+			}
+			copy(b[i:], lanes[:])
+			sb += float64(reduceLanes(&lanes))
+		}
+		if math.Float64bits(sa) != math.Float64bits(sb) {
+			t.Fatalf("trial %d: sum %v, reference %v", trial, sa, sb)
+		}
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("trial %d: exp %d = %v, reference %v", trial, i, a[i], b[i])
+			}
 		}
 	}
 }
