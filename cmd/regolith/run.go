@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -32,7 +33,7 @@ type genFlags struct {
 	ctx       *int
 	batch     *int
 	mem       *string
-	directIO  *bool
+	directIO  *autoBool // default: on with --mem (flags.go)
 	ioThreads *int
 	trace     *traceFlag // --trace FILE: record the routing (trace.go)
 	moce      *float64
@@ -45,14 +46,17 @@ func addGenFlags(fs interface {
 	Int(string, int, string) *int
 	Bool(string, bool, string) *bool
 	Float64(string, float64, string) *float64
+	Var(flag.Value, string, string)
 }) genFlags {
+	directIO := new(autoBool)
+	fs.Var(directIO, "direct-io", directIOUsage)
 	return genFlags{
 		model:     fs.String("m", "", "GGUF model file (default: the embedded gomoe model, trained on Go source)"),
 		threads:   fs.Int("t", 0, "worker threads (0: all CPUs)"),
 		ctx:       fs.Int("c", 4096, "context size in tokens (KV cache positions)"),
 		batch:     fs.Int("b", 0, "prompt tokens per forward pass (prefill chunk; 0: 512, or with --mem the largest power of two\nup to 8192 whose scratch takes at most 1/16 of the budget left after dense weights and KV cache)"),
 		mem:       fs.String("mem", "", "memory budget (e.g. 8GiB): dense weights, KV cache and scratch come first, routed experts stream\nfrom disk through an arena of the rest (default: no budget, the whole file memory-mapped)"),
-		directIO:  fs.Bool("direct-io", false, "with --mem: read experts with O_DIRECT, bypassing the page cache"),
+		directIO:  directIO,
 		ioThreads: fs.Int("io-threads", 0, "with --mem: reader goroutines issuing expert reads in parallel (0: 4)"),
 		trace:     addTraceFlag(fs),
 		moce:      fs.Float64("moce", 0, "with --mem: cache-aware routing strength λ (0: the exact model; lossy above 0, e.g. 0.05-0.1)"),
@@ -71,7 +75,7 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 		}
 		*g.model = p
 	}
-	if *g.mem == "" && (*g.directIO || *g.ioThreads != 0) {
+	if *g.mem == "" && (g.directIO.explicitlyOn() || *g.ioThreads != 0) {
 		return nil, nil, nil, fmt.Errorf("--direct-io and --io-threads apply to the expert store: pass --mem SIZE too")
 	}
 	if *g.moce != 0 && *g.mem == "" {
@@ -100,7 +104,7 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 		*g.batch = 512
 	}
 	if *g.mem != "" {
-		po := expert.PlanOptions{Ctx: *g.ctx, Chunk: *g.batch, Threads: threadsUsed(*g.threads), DirectIO: *g.directIO, Prefetch: *g.prefetch}
+		po := expert.PlanOptions{Ctx: *g.ctx, Chunk: *g.batch, Threads: threadsUsed(*g.threads), DirectIO: g.directIO.on(true), Prefetch: *g.prefetch}
 		if *g.batch == 0 {
 			*g.batch = expert.AutoChunk(e.Model, e.File, mem, po)
 			po.Chunk = *g.batch
@@ -113,7 +117,7 @@ func (g genFlags) open() (*engine.Engine, *model.Session, *expert.Store, error) 
 		}
 		fmt.Fprintln(os.Stderr, b)
 		cfg := b.Config()
-		cfg.Readers, cfg.DirectIO, cfg.Log = *g.ioThreads, *g.directIO, os.Stderr
+		cfg.Readers, cfg.DirectIO, cfg.Log = *g.ioThreads, g.directIO.on(true), os.Stderr
 		if st, err = expert.New(e.Model, e.File, cfg); err != nil {
 			e.Close()
 			return nil, nil, nil, err
