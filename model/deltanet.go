@@ -7,15 +7,14 @@ import (
 
 // nextScratch holds a qwen3next chunk's activations.
 type nextScratch struct {
-	qkv, z, ba []float32   // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
-	conv       []float32   // [T × ConvDim] convolved and SiLU'd
-	beta, g    []float32   // [T × VHeads]
-	o          []float32   // [T × ValueDim] delta-rule output, then gated-normed
-	qfull      []float32   // attention: [T × 2·qd] (query and gate per head)
-	sg, su, sy []float32   // shared expert: [T × NFFShared] ×2, [T × NEmbd]
-	sgate      []float32   // [T]
-	delta      [][]float32 // per value head: the delta rule's δ
-	gdnl       int         // the recurrent layer being run
+	qkv, z, ba []float32 // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
+	conv       []float32 // [T × ConvDim] convolved and SiLU'd
+	beta, g    []float32 // [T × VHeads]
+	o          []float32 // [T × ValueDim] delta-rule output, then gated-normed
+	qfull      []float32 // attention: [T × 2·qd] (query and gate per head)
+	sg, su, sy []float32 // shared expert: [T × NFFShared] ×2, [T × NEmbd]
+	sgate      []float32 // [T]
+	gdnl       int       // the recurrent layer being run
 }
 
 // nextMixer runs layer l's token mixer (Gated DeltaNet or gated attention) and adds its
@@ -113,9 +112,6 @@ func (s *Session) deltaNet(l, T int) error {
 
 	// The delta rule, token by token, one value head per work item.
 	ns.gdnl = nl.Index
-	for len(ns.delta) < H {
-		ns.delta = append(ns.delta, make([]float32, S))
-	}
 	s.pool.For(H, 1, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
 			s.gdnHead(h, T)
@@ -138,7 +134,8 @@ func (s *Session) deltaNet(l, T int) error {
 }
 
 // gdnHead is ggml_compute_forward_gated_delta_net for value head h over the chunk: per
-// token, S ← S·exp(g); δ_j = (v_j − S_{:,j}·k)·β; S_{:,j} += k·δ_j; o_j = (S_{:,j}·q)/√d.
+// token, S ← S·exp(g); δ_j = (v_j − S_{:,j}·k)·β; S_{:,j} += k·δ_j; o_j = (S_{:,j}·q)/√d,
+// a row of the state at a time (qwen3next_gdn.go).
 func (s *Session) gdnHead(h, T int) {
 	c := s.m.Cfg
 	n := c.Next
@@ -146,7 +143,6 @@ func (s *Session) gdnHead(h, T int) {
 	CD, VD, H, S := n.ConvDim(), n.ValueDim(), n.VHeads, n.HeadDim
 	kh := h / (H / n.KHeads) // q and k heads repeat-interleave onto the value heads
 	st := s.rs.SSM[ns.gdnl][h*S*S : (h+1)*S*S]
-	delta := ns.delta[h]
 	scale := 1 / float32(math.Sqrt(float64(float32(S))))
 	for t := 0; t < T; t++ {
 		row := ns.conv[t*CD : (t+1)*CD]
@@ -155,21 +151,11 @@ func (s *Session) gdnHead(h, T int) {
 		v := row[2*n.KeyDim()+h*S : 2*n.KeyDim()+(h+1)*S]
 		beta := ns.beta[t*H+h]
 		eg := expf(ns.g[t*H+h])
-		for i := range st {
-			st[i] *= eg
-		}
-		for j := 0; j < S; j++ {
-			delta[j] = (v[j] - vecDotF32(st[j*S:(j+1)*S], k)) * beta
-		}
-		for j := 0; j < S; j++ {
-			r, d := st[j*S:(j+1)*S], delta[j]
-			for i, kv := range k {
-				r[i] = fmaf(kv, d, r[i])
-			}
-		}
 		o := ns.o[t*VD+h*S : t*VD+(h+1)*S]
-		for j := 0; j < S; j++ {
-			o[j] = vecDotF32(st[j*S:(j+1)*S], q) * scale
+		for j := 0; j < S; j++ { // row by row: see qwen3next_gdn.go
+			r := st[j*S : (j+1)*S]
+			d := (v[j] - gdnDecayDot(r, k, eg)) * beta
+			o[j] = gdnUpdateDot(r, k, q, d) * scale
 		}
 	}
 }

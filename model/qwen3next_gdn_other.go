@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package model
+
+func gdnDecayDot(row, k []float32, eg float32) float32    { return gdnDecayDotRef(row, k, eg) }
+func gdnUpdateDot(row, k, q []float32, d float32) float32 { return gdnUpdateDotRef(row, k, q, d) }

@@ -1,0 +1,110 @@
+package model
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// fma32Exact rounds the exact a·b+c to float32 (nearest, ties to even) with big floats.
+func fma32Exact(a, b, c float32) float32 {
+	x := new(big.Float).SetPrec(2000).SetFloat64(float64(a))
+	x.Mul(x, new(big.Float).SetPrec(2000).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetPrec(2000).SetFloat64(float64(c)))
+	f, _ := x.Float32()
+	return f
+}
+
+// fma32 rounds once, like the hardware instruction: equal to the exact rounding on random
+// operands over many magnitudes, on cancellations, and on a constructed case where
+// rounding through float64 (float32(math.FMA(…))) lands on a float32 tie and misses.
+func TestFMA32(t *testing.T) {
+	// a·b = 2^-24 − 2^-70; c = 1 + 2^-23 (odd): the exact sum lies just below the tie
+	// 1 + 3·2^-24, float64 rounds it onto the tie, ties-to-even then goes up.
+	a := float32(math.Ldexp(1+0x1p-23, -12))
+	b := float32(math.Ldexp(1-0x1p-23, -12))
+	c := float32(1 + 0x1p-23)
+	if got, want := fma32(a, b, c), fma32Exact(a, b, c); got != want || want != c {
+		t.Fatalf("fma32 tie case: %g, exact %g", got, want)
+	}
+	if dbl := float32(math.FMA(float64(a), float64(b), float64(c))); dbl == c {
+		t.Fatal("the tie case does not separate single from double rounding")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	f := func() float32 {
+		return float32(math.Ldexp(r.Float64()*2-1, r.IntN(60)-30))
+	}
+	for i := 0; i < 200000; i++ {
+		a, b, c := f(), f(), f()
+		if i%4 == 0 { // cancellation: c ≈ −a·b
+			c = -float32(float64(a)*float64(b)) * (1 + float32(r.IntN(3)-1)*0x1p-23)
+		}
+		if got, want := fma32(a, b, c), fma32Exact(a, b, c); got != want && !(got != got && want != want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, exact %g", a, b, c, got, want)
+		}
+	}
+}
+
+// The AVX-512 row kernels equal the Go references bit for bit: the updated row and the
+// returned dot, for the head sizes qwen3next uses (64, 128) and others, with rows that
+// contain the double-rounding tie case; sizes that are not a multiple of 64 take the
+// reference's path and still sum in ggml_vec_dot_f32's order.
+func TestGDNRowKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{64, 128, 256, 48, 80, 1} {
+		for trial := 0; trial < 50; trial++ {
+			row := make([]float32, n)
+			k := make([]float32, n)
+			q := make([]float32, n)
+			for i := range row {
+				row[i] = float32(r.NormFloat64())
+				k[i] = float32(r.NormFloat64() / 8)
+				q[i] = float32(r.NormFloat64() / 8)
+			}
+			eg := float32(r.Float64())
+			d := float32(r.NormFloat64())
+			if trial%5 == 0 { // the fma32 tie case in the update of element 0
+				k[0], d, row[0] = float32(math.Ldexp(1+0x1p-23, -12)), float32(math.Ldexp(1-0x1p-23, -12)), float32(1+0x1p-23)
+				eg = 1
+			}
+			a, b := append([]float32(nil), row...), append([]float32(nil), row...)
+			ga, wa := gdnDecayDot(a, k, eg), gdnDecayDotRef(b, k, eg)
+			if math.Float32bits(ga) != math.Float32bits(wa) {
+				t.Fatalf("n %d: decay dot %g, reference %g", n, ga, wa)
+			}
+			gu, wu := gdnUpdateDot(a, k, q, d), gdnUpdateDotRef(b, k, q, d)
+			if math.Float32bits(gu) != math.Float32bits(wu) {
+				t.Fatalf("n %d: update dot %g, reference %g", n, gu, wu)
+			}
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("n %d: row[%d] %g, reference %g", n, i, a[i], b[i])
+				}
+			}
+			if trial%5 == 0 && a[0] != fma32Exact(k[0], d, float32(1+0x1p-23)*eg) {
+				t.Fatalf("n %d: the tie case rounded twice", n)
+			}
+		}
+	}
+	// The reference's dot is vecDotF32's order: equal to it wherever no FMA rounds
+	// differently (small integers: every product and sum exact).
+	x, y := make([]float32, 200), make([]float32, 200)
+	for i := range x {
+		x[i], y[i] = float32(r.IntN(9)-4), float32(r.IntN(9)-4)
+	}
+	if a, b := dotF32FMA(x, y), vecDotF32(x, y); a != b {
+		t.Fatalf("dotF32FMA %g, vecDotF32 %g", a, b)
+	}
+}
+
+func BenchmarkGDNRow128(b *testing.B) {
+	row, k, q := make([]float32, 128), make([]float32, 128), make([]float32, 128)
+	for i := range row {
+		row[i], k[i], q[i] = 0.01*float32(i%7), 0.02*float32(i%5), 0.03*float32(i%3)
+	}
+	for b.Loop() {
+		d := gdnDecayDot(row, k, 0.99)
+		gdnUpdateDot(row, k, q, 0.001*d)
+	}
+}
