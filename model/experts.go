@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // expertGroups is the plan of one layer's chunk: the experts it needs, in ascending id,
 // and for each the (token·k + slot) entries routed to it.
@@ -15,6 +18,7 @@ type expertGroups struct {
 	// of three per expert); each worker has its own buffers.
 	workers []*expertWorker
 	run     func(lo, hi int) // bound once
+	next    atomic.Int32     // the next group a worker takes
 	s       *Session
 	ws      []ExpertWeights
 	T       int
@@ -76,7 +80,11 @@ func (s *Session) runExperts(l, T int) error {
 	}
 	defer s.experts.Release(l)
 	p.slotOut = grow(p.slotOut, T*K*D)
-	if _, observed := s.observer.(ExpertObserver); T == 1 && len(p.ids) > 1 && s.pool.Threads() > 1 && !observed {
+	// Whole experts per worker: in decode (one token, a few experts) and in prefill when
+	// there are enough experts to balance the workers; else each expert's products are
+	// split across the workers (three parallel loops per expert).
+	nt := s.pool.Threads()
+	if _, observed := s.observer.(ExpertObserver); nt > 1 && !observed && (T == 1 && len(p.ids) > 1 || len(p.ids) >= 4*nt) {
 		if err := p.parallel(s, ws, T); err != nil {
 			return err
 		}
@@ -137,7 +145,7 @@ func (p *expertGroups) sumSlots(s *Session, T int) {
 	}
 }
 
-// parallel runs the chunk's experts, whole experts per worker (round-robin by group).
+// parallel runs the chunk's experts, whole experts per worker.
 func (p *expertGroups) parallel(s *Session, ws []ExpertWeights, T int) error {
 	for len(p.workers) < s.pool.Threads() {
 		p.workers = append(p.workers, &expertWorker{})
@@ -146,6 +154,7 @@ func (p *expertGroups) parallel(s *Session, ws []ExpertWeights, T int) error {
 		p.run = p.work
 	}
 	p.s, p.ws, p.T = s, ws, T
+	p.next.Store(0)
 	s.pool.For(len(p.workers), 1, p.run)
 	p.s, p.ws = nil, nil
 	for _, w := range p.workers {
@@ -162,10 +171,11 @@ func (p *expertGroups) work(lo, hi int) {
 	s := p.s
 	c := s.m.Cfg
 	D, F, K := c.NEmbd, c.NFFExp, c.NExpertUsed
-	nw := len(p.workers)
 	for wi := lo; wi < hi; wi++ {
 		w := p.workers[wi]
-		for gi := wi; gi < len(p.ids); gi += nw {
+		// Experts are taken in turn as workers free up (token counts differ); each writes
+		// only its own slots, so the order changes nothing.
+		for gi := int(p.next.Add(1)) - 1; gi < len(p.ids); gi = int(p.next.Add(1)) - 1 {
 			mem := p.members[gi]
 			n := len(mem)
 			w.xg, w.g, w.u, w.y = grow(w.xg, n*D), grow(w.g, n*F), grow(w.u, n*F), grow(w.y, n*D)
