@@ -21,6 +21,9 @@ var nextModels = []string{"qwen3next-mini-f32.gguf", "qwen3next-small-q8_0.gguf"
 func TestQwen3NextStoreExact(t *testing.T) {
 	for _, name := range nextModels {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name != "qwen3next-small-q8_0.gguf" {
+				t.Skip("-short: qwen3next-small-q8_0 only")
+			}
 			f, m := openModel(t, name)
 			if m.Cfg.Next == nil {
 				t.Fatalf("%s did not load as qwen3next", name)
