@@ -26,11 +26,29 @@ type Tiler struct {
 	blockBytes int // packed bytes per 32-element block per column quad
 	pack       func(act []byte, T, nb int, dst []byte)
 	asm        bool // tile runs the assembly kernel, else the plain-Go reference
+	kind       tileKind
 }
+
+// tileKind is the kernel (weight type and order) a Tiler runs.
+type tileKind uint8
+
+const (
+	tileQ8_0     tileKind = iota
+	tileQ4_KGemm          // dotQ4_KGemmRef's order (a mul_mat's full groups of four rows)
+	tileQ4_KGemv          // dotQ4_KGemvRef's order (mul_mat_id)
+)
 
 // tile runs nq column quads of 4 weight rows. It calls the kernels directly rather than
 // through a func value, so Rows' scratch stays on the stack.
 func (g *Tiler) tile(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int) {
+	if g.kind != tileQ8_0 {
+		if g.asm {
+			tileQ4_KAsm(g.kind == tileQ4_KGemm, w, rb, p, nb, nq, out, ldo)
+			return
+		}
+		tileQ4_KRef(g.kind == tileQ4_KGemm, w, rb, p, nb, nq, out, ldo)
+		return
+	}
 	if g.asm {
 		tileQ8_0Asm(w, rb, p, nb, nq, out, ldo)
 		return
@@ -38,12 +56,18 @@ func (g *Tiler) tile(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo 
 	tileQ8_0Ref(w, rb, p, nb, nq, out, ldo)
 }
 
-// Tiles returns the tiled kernel for m, or nil. It covers Q8_0 (one kernel for mul_mat and
-// mul_mat_id, both of which llama.cpp sums in the same per-output order) on CPUs with
-// AVX-512 VNNI.
+// Tiles returns the tiled kernel for m, or nil. It covers, on CPUs with AVX-512 VNNI, Q8_0
+// (one kernel for mul_mat and mul_mat_id, both of which llama.cpp sums in the same
+// per-output order) and repacked Q4_K (Rows a multiple of 8): the GEMM order for the rows
+// before Kernels' split when m.Gemm, else the GEMV order.
 func (m LlamaMatMul) Tiles() *Tiler {
-	if m.Type == Q8_0 {
+	switch {
+	case m.Type == Q8_0:
 		return tilerQ8_0
+	case m.Type == Q4_K && m.Rows%8 == 0 && m.Gemm:
+		return tilerQ4_KGemm
+	case m.Type == Q4_K && m.Rows%8 == 0:
+		return tilerQ4_KGemv
 	}
 	return nil
 }
