@@ -55,13 +55,11 @@ func TestTileQ4_K(t *testing.T) {
 	} else {
 		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernels only")
 	}
-	for i, g := range []*Tiler{
-		LlamaMatMul{Type: Q4_K, Rows: 16, T: 8, Gemm: true}.Tiles(),
-		LlamaMatMul{Type: Q4_K, Rows: 16, T: 8}.Tiles(),
-	} {
-		if want := tilers[len(tilers)-2+i].g; g != want {
-			t.Fatalf("Tiles (gemm %v) = %p, want %p", i == 0, g, want)
-		}
+	if g := (LlamaMatMul{Type: Q4_K, Rows: 16, T: 8, Gemm: true}).Tiles(); g != tilerQ4_KGemm {
+		t.Fatalf("Tiles (GEMM) = %p, want %p", g, tilerQ4_KGemm)
+	}
+	if g := (LlamaMatMul{Type: Q4_K, Rows: 16, T: 8}).Tiles(); g != tilerQ4_KGemv {
+		t.Fatalf("Tiles (GEMV) = %p, want %p", g, tilerQ4_KGemv)
 	}
 	if (LlamaMatMul{Type: Q4_K, Rows: 12, T: 8, Gemm: true}).Tiles() != nil {
 		t.Fatal("Tiles for Q4_K rows not a multiple of 8 (not repacked by llama.cpp)")
