@@ -1,9 +1,6 @@
 package model
 
-import (
-	"slices"
-	"sync/atomic"
-)
+import "slices"
 
 // expertGroups is the plan of one layer's chunk: the experts it needs, in ascending id,
 // and for each the (token·k + slot) entries routed to it.
@@ -18,7 +15,6 @@ type expertGroups struct {
 	// of three per expert); each worker has its own buffers.
 	workers []*expertWorker
 	run     func(lo, hi int) // bound once
-	next    atomic.Int32     // the next group a worker takes
 	s       *Session
 	ws      []ExpertWeights
 	T       int
@@ -80,11 +76,7 @@ func (s *Session) runExperts(l, T int) error {
 	}
 	defer s.experts.Release(l)
 	p.slotOut = grow(p.slotOut, T*K*D)
-	// Whole experts per worker: in decode (one token, a few experts) and in prefill when
-	// there are enough experts to balance the workers; else each expert's products are
-	// split across the workers (three parallel loops per expert).
-	nt := s.pool.Threads()
-	if _, observed := s.observer.(ExpertObserver); nt > 1 && !observed && (T == 1 && len(p.ids) > 1 || len(p.ids) >= 4*nt) {
+	if _, observed := s.observer.(ExpertObserver); T == 1 && len(p.ids) > 1 && s.pool.Threads() > 1 && !observed {
 		if err := p.parallel(s, ws, T); err != nil {
 			return err
 		}
@@ -145,7 +137,7 @@ func (p *expertGroups) sumSlots(s *Session, T int) {
 	}
 }
 
-// parallel runs the chunk's experts, whole experts per worker.
+// parallel runs the chunk's experts, whole experts per worker (round-robin by group).
 func (p *expertGroups) parallel(s *Session, ws []ExpertWeights, T int) error {
 	for len(p.workers) < s.pool.Threads() {
 		p.workers = append(p.workers, &expertWorker{})
@@ -154,7 +146,6 @@ func (p *expertGroups) parallel(s *Session, ws []ExpertWeights, T int) error {
 		p.run = p.work
 	}
 	p.s, p.ws, p.T = s, ws, T
-	p.next.Store(0)
 	s.pool.For(len(p.workers), 1, p.run)
 	p.s, p.ws = nil, nil
 	for _, w := range p.workers {
@@ -171,11 +162,10 @@ func (p *expertGroups) work(lo, hi int) {
 	s := p.s
 	c := s.m.Cfg
 	D, F, K := c.NEmbd, c.NFFExp, c.NExpertUsed
+	nw := len(p.workers)
 	for wi := lo; wi < hi; wi++ {
 		w := p.workers[wi]
-		// Experts are taken in turn as workers free up (token counts differ); each writes
-		// only its own slots, so the order changes nothing.
-		for gi := int(p.next.Add(1)) - 1; gi < len(p.ids); gi = int(p.next.Add(1)) - 1 {
+		for gi := wi; gi < len(p.ids); gi += nw {
 			mem := p.members[gi]
 			n := len(mem)
 			w.xg, w.g, w.u, w.y = grow(w.xg, n*D), grow(w.g, n*F), grow(w.u, n*F), grow(w.y, n*D)
