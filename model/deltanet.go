@@ -5,6 +5,10 @@ import (
 	"math"
 )
 
+// gdnSerialWork is the largest delta-rule update (state elements × tokens) run without
+// the worker pool: about 10 µs of the AVX-512 kernels.
+const gdnSerialWork = 1 << 16
+
 // nextScratch holds a qwen3next chunk's activations.
 type nextScratch struct {
 	qkv, z, ba []float32 // [T × ConvDim], [T × ValueDim], [T × 2·VHeads]
@@ -110,13 +114,21 @@ func (s *Session) deltaNet(l, T int) error {
 		}
 	}
 
-	// The delta rule, token by token, one value head per work item.
+	// The delta rule, token by token, one value head per work item; on the calling goroutine
+	// when the whole update is small (decode of a small model: a parallel loop's hand-off
+	// costs more than the work).
 	ns.gdnl = nl.Index
-	s.pool.For(H, 1, func(lo, hi int) {
-		for h := lo; h < hi; h++ {
+	if T*H*S*S <= gdnSerialWork {
+		for h := 0; h < H; h++ {
 			s.gdnHead(h, T)
 		}
-	})
+	} else {
+		s.pool.For(H, 1, func(lo, hi int) {
+			for h := lo; h < hi; h++ {
+				s.gdnHead(h, T)
+			}
+		})
+	}
 
 	// Gated RMSNorm per head: rms_norm(o)·ssm_norm·silu(z).
 	for t := 0; t < T; t++ {
