@@ -59,8 +59,9 @@ func Plan(m *model.Model, f *gguf.File, mem int64, o PlanOptions) (Budget, error
 	D, qd, kvd, F, E, K := int64(c.NEmbd), int64(c.NHead*c.HeadDim), int64(c.NHeadKV*c.HeadDim), int64(c.NFFExp), int64(c.NExpert), int64(c.NExpertUsed)
 	// Per token of a chunk: x, h, o, moe; q, att; k, v; router; weights, chosen; every
 	// slot's weighted output; the largest expert group's input, gate, up and output; the
-	// quantized activations (at most 4 bytes per element); qwen3next's mixers and shared expert.
-	perToken := 4 * (4*D + 2*qd + 2*kvd + E + 2*K + K*D + 2*D + 2*F + max(D, qd, F) + int64(c.MixerScratchFloats()))
+	// quantized activations and their tile packing (at most 4 bytes per element each);
+	// qwen3next's mixers and shared expert.
+	perToken := 4 * (4*D + 2*qd + 2*kvd + E + 2*K + K*D + 2*D + 2*F + 2*max(D, qd, F) + int64(c.MixerScratchFloats()))
 	b.Scratch = int64(o.Chunk)*perToken + 4*int64(c.NVocab) + int64(o.Threads)*4*(int64(o.Ctx)+4*int64(c.HeadDim)) + 4*E
 	b.Overhead = 16<<20 + 96*int64(c.NVocab)
 
