@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+
+	"github.com/regolith/regolith/quant"
 )
 
 // rmsNorm writes x·w/rms(x) into dst, as ggml_rms_norm followed by ggml_mul: the sum of
@@ -60,5 +62,6 @@ func (r *rope) apply(x []float32) {
 	}
 }
 
-// fmaf is a float32 fused multiply-add.
-func fmaf(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+// fmaf is a float32 fused multiply-add rounded once (llama.cpp's x86 build contracts these
+// into FMA instructions).
+func fmaf(a, b, c float32) float32 { return quant.FMA32(a, b, c) }

@@ -17,8 +17,9 @@ func fma32Exact(a, b, c float32) float32 {
 }
 
 // FMA32 rounds once, like the hardware instruction: equal to the exact rounding on random
-// operands over many magnitudes, on cancellations, and on a constructed case where
-// float32(math.FMA(…)) rounds twice to a different value.
+// operands over many magnitudes (subnormal results included), on cancellations, on exact
+// midpoints, and on a constructed case where float32(math.FMA(…)) rounds twice to a
+// different value.
 func TestFMA32(t *testing.T) {
 	// a·b = 2^-24 − 2^-70; c = 1 + 2^-23 (odd): the exact sum lies just below the tie
 	// 1 + 3·2^-24, float64 rounds it onto the tie, ties-to-even then goes up.
@@ -33,15 +34,40 @@ func TestFMA32(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	f := func() float32 {
+		if r.IntN(50) == 0 { // near and below float32's smallest normal
+			return float32(math.Ldexp(r.Float64()*2-1, r.IntN(30)-140))
+		}
 		return float32(math.Ldexp(r.Float64()*2-1, r.IntN(60)-30))
 	}
 	for i := 0; i < 200000; i++ {
 		a, b, c := f(), f(), f()
-		if i%4 == 0 { // cancellation: c ≈ −a·b
+		switch i % 8 {
+		case 0: // cancellation: c ≈ −a·b
 			c = -float32(float64(a)*float64(b)) * (1 + float32(r.IntN(3)-1)*0x1p-23)
+		case 1: // exact float32 midpoints: a·b + c = c + half an ulp of c (or a quarter, three quarters)
+			c = float32(math.Ldexp(1+float64(r.IntN(1<<23))*0x1p-23, r.IntN(40)-20))
+			a = float32(math.Ldexp(float64(1+2*r.IntN(3)), -2)) // 1/4, 3/4, 5/4
+			b = float32(math.Ldexp(1, math.Ilogb(float64(c))-23))
 		}
 		if got, want := FMA32(a, b, c), fma32Exact(a, b, c); got != want && !(got != got && want != want) {
 			t.Fatalf("FMA32(%g, %g, %g) = %g, exact %g", a, b, c, got, want)
 		}
 	}
 }
+
+func BenchmarkFMA32(b *testing.B) {
+	x := make([]float32, 1024)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	var s float32
+	for b.Loop() {
+		for i := 0; i+2 < len(x); i++ {
+			s = FMA32(x[i], x[i+1], s*0.5)
+		}
+	}
+	sink = s
+}
+
+var sink float32
