@@ -108,7 +108,7 @@ func (m LlamaMatMul) Row(i int) (act func(x []float32, dst []byte), dot func(w, 
 	act = formats[f.vecDot].act
 	if m.Type == Q4_K && m.Rows%8 == 0 {
 		if m.Gemm && i < m.T-m.T%4 {
-			return quantQ8K4x8Ref, dotQ4_KGemmRef
+			return quantQ8K4x8, dotQ4_KGemmRef
 		}
 		return act, dotQ4_KGemvRef
 	}

@@ -15,6 +15,9 @@ import "encoding/binary"
 // pair of 32-element sub-blocks. Q6_K is not repacked on x86 and llamafile's sgemm has no
 // K-quants, so every Q6_K product is ggml_vec_dot_q6_K_q8_K per row.
 
+// quantQ8K4x8 is quantQ8K4x8Ref or a SIMD version with its bytes (q8k_amd64.go).
+var quantQ8K4x8 = quantQ8K4x8Ref
+
 // quantQ8K4x8Ref is one row of ggml_quantize_mat_q8_K_4x8 (AVX2), in Q8_K's layout. It is
 // quantize_row_q8_K_ref except for the sign of the scale when both +max and −max occur:
 // iscale = −127/max when some element equals +max|x|, +127/max|x| otherwise (the reference
