@@ -8,7 +8,7 @@ var tilerQ8_0 *Tiler
 func init() {
 	x := cpu.X86
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VNNI && x.HasF16C {
-		tilerQ8_0 = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0Tiles, asm: true}
+		tilerQ8_0 = &Tiler{blockBytes: q8TileBlock, pack: packQ8_0TilesAsm, asm: true}
 	}
 }
 
@@ -24,3 +24,19 @@ func tileQ8_0Asm(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo int)
 //
 //go:noescape
 func tileQ8_0VNNI(w *byte, rb int, p *byte, nb, nq int, out *float32, ldo int)
+
+// packQ8_0TilesAsm is packQ8_0Tiles with the full column quads packed in assembly.
+func packQ8_0TilesAsm(act []byte, T, nb int, dst []byte) {
+	full, ab := T/TileCols, nb*34
+	if full > 0 && nb > 0 {
+		_ = act[full*TileCols*ab-1]
+		_ = dst[full*nb*q8TileBlock-1]
+		packQ8_0VNNI(&act[0], ab, full, nb, &dst[0])
+	}
+	if T > full*TileCols {
+		packQ8_0Tiles(act[full*TileCols*ab:], T-full*TileCols, nb, dst[full*nb*q8TileBlock:])
+	}
+}
+
+//go:noescape
+func packQ8_0VNNI(act *byte, ab, nq, nb int, dst *byte)

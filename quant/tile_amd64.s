@@ -82,3 +82,52 @@ tq8block:
 	JNZ  tq8quad
 	VZEROUPPER
 	RET
+
+// One activation row's block at src into the packed block at DI, as row i of its quad
+// (packQ8_0Tiles): quants, the scale over 8 lanes, −128 × each 4-quant lane's sum.
+#define PACKROW(src, qoff, doff, coff) \
+	VMOVDQU      2(src), Y0 \
+	VMOVDQU      Y0, qoff(DI) \
+	VPXORD       Y1, Y1, Y1 \
+	VPDPBUSD     Y0, Y15, Y1 \
+	VPSLLD       $7, Y1, Y1 \
+	VPSUBD       Y1, Y14, Y1 \
+	VMOVDQU      Y1, coff(DI) \
+	VPBROADCASTW (src), X2 \
+	VCVTPH2PS    X2, Y2 \
+	VMOVDQU      Y2, doff(DI)
+
+// func packQ8_0VNNI(act *byte, ab, nq, nb int, dst *byte)
+// packQ8_0Tiles for nq full column quads (4·nq activation rows of ab bytes at act).
+TEXT ·packQ8_0VNNI(SB), NOSPLIT, $0-40
+	MOVQ act+0(FP), SI
+	MOVQ ab+8(FP), R8
+	MOVQ nq+16(FP), R10
+	MOVQ dst+32(FP), DI
+	LEAQ (R8)(R8*2), R9
+	MOVL $0x01010101, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15 // unsigned ones: VPDPBUSD sums each lane's 4 signed quants
+	VPXORD Y14, Y14, Y14
+
+pq8quad:
+	MOVQ SI, BX
+	MOVQ nb+24(FP), CX
+
+pq8block:
+	LEAQ (BX)(R8*1), R11
+	LEAQ (BX)(R8*2), R12
+	LEAQ (BX)(R9*1), R13
+	PACKROW(BX, 0, 128, 256)
+	PACKROW(R11, 32, 160, 288)
+	PACKROW(R12, 64, 192, 320)
+	PACKROW(R13, 96, 224, 352)
+	ADDQ $34, BX
+	ADDQ $384, DI
+	DECQ CX
+	JNZ  pq8block
+	LEAQ (SI)(R8*4), SI
+	DECQ R10
+	JNZ  pq8quad
+	VZEROUPPER
+	RET

@@ -86,6 +86,36 @@ func TestTileQ8_0(t *testing.T) {
 	}
 }
 
+// The assembly packer writes packQ8_0Tiles' bytes (extreme quants included), padded quads too.
+func TestPackQ8_0(t *testing.T) {
+	if tilerQ8_0 == nil {
+		t.Skip("no AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{32, 256, 2048} {
+		for _, T := range []int{1, 4, 7, 8, 13} {
+			_, _, act := tileCase(r, 4, T, n)
+			for k := 0; k < len(act)/40; k++ {
+				if i := r.IntN(len(act)); i%34 >= 2 {
+					act[i] = []byte{0x80, 0x7f, 0x81}[k%3]
+				}
+			}
+			size := tilerQ8_0.PackedBytes(T, n)
+			a, b := make([]byte, size), make([]byte, size)
+			for i := range a {
+				a[i], b[i] = 0xAA, 0x55 // every byte must be written
+			}
+			tilerQ8_0.Pack(act, T, n, a)
+			packQ8_0Tiles(act, T, n/32, b)
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("n=%d T=%d: packed byte %d (quad %d, block offset %d) = %#x, want %#x", n, T, i, i/(n/32*q8TileBlock), i%q8TileBlock, a[i], b[i])
+				}
+			}
+		}
+	}
+}
+
 // reportMACs reports GMAC/s by wall time and, where the OS gives it, by the thread's CPU
 // time (cpu-GMAC/s), which other load on a shared machine moves much less. run runs the
 // kernel b.N times on the benchmark's locked OS thread.
