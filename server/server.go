@@ -254,14 +254,25 @@ func (s *Server) generate(ctx context.Context, r *genRequest) (*genResult, error
 	if flash {
 		chunk = max(chunk, 2*flashRows)
 	}
-	k := (len(rest) + chunk - 1) / chunk
+	// A recurrent model has its state only where a chunk ended (a checkpoint): its last
+	// flashRows prompt tokens get a chunk of their own, so that the same prompt sent again
+	// resumes flashRows tokens before its end, as reuse does for attention-only models.
+	tail := 0
+	if flash && s.sess.Cache().Rec != nil && len(rest) >= 2*flashRows {
+		tail = flashRows
+	}
+	k := (len(rest) - tail + chunk - 1) / chunk // chunks before the tail
+	here := k - 1
+	if tail > 0 {
+		here = k
+	}
 	tPrefill := time.Now()
-	for i := 0; i < k-1; i++ {
+	for i := 0; i < here; i++ {
 		if ctx.Err() != nil {
 			s.setCached(r.prompt[:s.sess.Pos()], flash)
 			return &genResult{finish: "cancelled", promptTokens: len(r.prompt)}, nil
 		}
-		size := len(rest) / (k - i)
+		size := (len(rest) - tail) / (k - i)
 		if _, err := s.sess.Forward(rest[:size], false); err != nil {
 			s.setCached(nil, false)
 			s.sess.Truncate(0)
