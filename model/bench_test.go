@@ -7,8 +7,8 @@ import (
 	"github.com/regolith/regolith/internal/fixtures"
 )
 
-// benchSession opens a fixture model and a session for a benchmark.
-func benchSession(b *testing.B, name string) (*Model, *Session) {
+// benchSession opens a fixture model and a session for a benchmark or test.
+func benchSession(b testing.TB, name string) (*Model, *Session) {
 	f, err := gguf.Open(fixtures.Path(b, "models", name))
 	if err != nil {
 		b.Fatal(err)
@@ -40,6 +40,28 @@ func benchDecode(b *testing.B, name string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+// A decode step allocates nothing once the session is warm, in every format and
+// architecture of the fixtures (kernels, closures and scratch are made once).
+func TestDecodeAllocatesNothing(t *testing.T) {
+	for _, name := range []string{"qwen3moe-small-q8_0.gguf", "qwen3moe-small-q4_k_m.gguf", "qwen3moe-mini-f32.gguf",
+		"qwen3next-small-q8_0.gguf", "qwen3next-small-q4_k_m.gguf"} {
+		m, s := benchSession(t, name)
+		i := 0
+		step := func() {
+			if _, err := s.Forward([]int32{int32(i % m.Cfg.NVocab)}, false); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+		for range 300 { // past the first decode checkpoints (qwen3next) and buffer growth
+			step()
+		}
+		if a := testing.AllocsPerRun(20, step); a != 0 {
+			t.Errorf("%s: %.1f allocations per decode step", name, a)
+		}
+	}
 }
 
 // BenchmarkDecode measures decode on the small Q8_0 fixture.

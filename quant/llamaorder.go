@@ -134,9 +134,10 @@ func (m LlamaMatMul) Kernels() (split int, head, tail LlamaRows, ok bool) {
 	case m.Type == Q8_0 || m.Type == Q6_K: // their multi-row kernels sum in the one-row kernels' (llama.cpp's) order
 		head.Rows = dotRowsKernels[m.Type]
 		tail.Rows = head.Rows
-	case m.Type == Q4_K && m.Rows%8 == 0 && split > 0:
+	case m.Type == Q4_K && m.Rows%8 == 0 && split >= LlamaRowsWidth:
 		// Repacked: the rows before split (the GEMM group of a mul_mat, or every row of a
-		// mul_mat_id, which takes the GEMV) unpack each weight row once for 4 rows.
+		// mul_mat_id, which takes the GEMV) unpack each weight row once for 4 rows. (Only
+		// from 4 rows on: the closure would be an allocation per product in decode.)
 		dot, gemm := head.Dot, m.Gemm
 		head.Rows = func(w, a []byte, n int, out []float32) {
 			if !simdLlamaQ4_KRows4(gemm, w, a, n, out) {
