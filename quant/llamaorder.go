@@ -190,7 +190,8 @@ func reduce16(v *[16]float32) float32 {
 	return t[0]
 }
 
-func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+// fma32 is a float32 FMA rounded once (see FMA32).
+func fma32(a, b, c float32) float32 { return FMA32(a, b, c) }
 
 // dotQ8_0LanesRef is ggml_vec_dot_q8_0_q8_0 (AVX2 path) and tinyBLAS_Q0_AVX: eight float
 // lanes, lane l accumulating fma(d, Σ of bytes 4l..4l+3 products, acc) over the blocks,
