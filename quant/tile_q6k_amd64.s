@@ -1,0 +1,268 @@
+#include "textflag.h"
+
+// Constants of the Q6_K tile kernel (tile_q6k.go describes the packed layout).
+
+// low nibbles
+DATA q6tNib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+32(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+40(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+48(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q6tNib<>+56(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6tNib<>(SB), RODATA|NOPTR, $64
+
+// qh bits of chunks 0|1 (of a 128-element half)
+DATA q6tM01<>+0(SB)/8, $0x0303030303030303
+DATA q6tM01<>+8(SB)/8, $0x0303030303030303
+DATA q6tM01<>+16(SB)/8, $0x0303030303030303
+DATA q6tM01<>+24(SB)/8, $0x0303030303030303
+DATA q6tM01<>+32(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6tM01<>+40(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6tM01<>+48(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6tM01<>+56(SB)/8, $0x0c0c0c0c0c0c0c0c
+GLOBL q6tM01<>(SB), RODATA|NOPTR, $64
+
+// word shifts taking them to bits 4-5
+DATA q6tSl<>+0(SB)/8, $0x0004000400040004
+DATA q6tSl<>+8(SB)/8, $0x0004000400040004
+DATA q6tSl<>+16(SB)/8, $0x0004000400040004
+DATA q6tSl<>+24(SB)/8, $0x0004000400040004
+DATA q6tSl<>+32(SB)/8, $0x0002000200020002
+DATA q6tSl<>+40(SB)/8, $0x0002000200020002
+DATA q6tSl<>+48(SB)/8, $0x0002000200020002
+DATA q6tSl<>+56(SB)/8, $0x0002000200020002
+GLOBL q6tSl<>(SB), RODATA|NOPTR, $64
+
+// qh bits of chunks 2|3
+DATA q6tM23<>+0(SB)/8, $0x3030303030303030
+DATA q6tM23<>+8(SB)/8, $0x3030303030303030
+DATA q6tM23<>+16(SB)/8, $0x3030303030303030
+DATA q6tM23<>+24(SB)/8, $0x3030303030303030
+DATA q6tM23<>+32(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6tM23<>+40(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6tM23<>+48(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA q6tM23<>+56(SB)/8, $0xc0c0c0c0c0c0c0c0
+GLOBL q6tM23<>(SB), RODATA|NOPTR, $64
+
+// word shifts (right) taking them to bits 4-5
+DATA q6tSr<>+0(SB)/8, $0x0000000000000000
+DATA q6tSr<>+8(SB)/8, $0x0000000000000000
+DATA q6tSr<>+16(SB)/8, $0x0000000000000000
+DATA q6tSr<>+24(SB)/8, $0x0000000000000000
+DATA q6tSr<>+32(SB)/8, $0x0002000200020002
+DATA q6tSr<>+40(SB)/8, $0x0002000200020002
+DATA q6tSr<>+48(SB)/8, $0x0002000200020002
+DATA q6tSr<>+56(SB)/8, $0x0002000200020002
+GLOBL q6tSr<>(SB), RODATA|NOPTR, $64
+
+// VPERMW indices: word p of chunk pair kp takes scale 4kp + p/8
+DATA q6tSIdx<>+0(SB)/8, $0x0000000000000000
+DATA q6tSIdx<>+8(SB)/8, $0x0000000000000000
+DATA q6tSIdx<>+16(SB)/8, $0x0001000100010001
+DATA q6tSIdx<>+24(SB)/8, $0x0001000100010001
+DATA q6tSIdx<>+32(SB)/8, $0x0002000200020002
+DATA q6tSIdx<>+40(SB)/8, $0x0002000200020002
+DATA q6tSIdx<>+48(SB)/8, $0x0003000300030003
+DATA q6tSIdx<>+56(SB)/8, $0x0003000300030003
+DATA q6tSIdx<>+64(SB)/8, $0x0004000400040004
+DATA q6tSIdx<>+72(SB)/8, $0x0004000400040004
+DATA q6tSIdx<>+80(SB)/8, $0x0005000500050005
+DATA q6tSIdx<>+88(SB)/8, $0x0005000500050005
+DATA q6tSIdx<>+96(SB)/8, $0x0006000600060006
+DATA q6tSIdx<>+104(SB)/8, $0x0006000600060006
+DATA q6tSIdx<>+112(SB)/8, $0x0007000700070007
+DATA q6tSIdx<>+120(SB)/8, $0x0007000700070007
+DATA q6tSIdx<>+128(SB)/8, $0x0008000800080008
+DATA q6tSIdx<>+136(SB)/8, $0x0008000800080008
+DATA q6tSIdx<>+144(SB)/8, $0x0009000900090009
+DATA q6tSIdx<>+152(SB)/8, $0x0009000900090009
+DATA q6tSIdx<>+160(SB)/8, $0x000a000a000a000a
+DATA q6tSIdx<>+168(SB)/8, $0x000a000a000a000a
+DATA q6tSIdx<>+176(SB)/8, $0x000b000b000b000b
+DATA q6tSIdx<>+184(SB)/8, $0x000b000b000b000b
+DATA q6tSIdx<>+192(SB)/8, $0x000c000c000c000c
+DATA q6tSIdx<>+200(SB)/8, $0x000c000c000c000c
+DATA q6tSIdx<>+208(SB)/8, $0x000d000d000d000d
+DATA q6tSIdx<>+216(SB)/8, $0x000d000d000d000d
+DATA q6tSIdx<>+224(SB)/8, $0x000e000e000e000e
+DATA q6tSIdx<>+232(SB)/8, $0x000e000e000e000e
+DATA q6tSIdx<>+240(SB)/8, $0x000f000f000f000f
+DATA q6tSIdx<>+248(SB)/8, $0x000f000f000f000f
+GLOBL q6tSIdx<>(SB), RODATA|NOPTR, $256
+
+// -32 as int16
+DATA q6tM32<>+0(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+8(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+16(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+24(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+32(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+40(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+48(SB)/8, $0xffe0ffe0ffe0ffe0
+DATA q6tM32<>+56(SB)/8, $0xffe0ffe0ffe0ffe0
+GLOBL q6tM32<>(SB), RODATA|NOPTR, $64
+
+
+// One super-block of the weight row at DI against the column quad's packed super-block at
+// R12, folded into F0 (activation rows 0|1: lanes 0-7 row 0's eight float lanes, 8-15 row
+// 1's) and F1 (rows 2|3). Z13-Z16 = the int16 scales of chunk pairs 0-3 (32 elements each,
+// pair kp covers elements 64kp..64kp+63), Z17 = -32·scales (for the bsums), Z18 = d (float32).
+// Z21 = 64 six-bit quants (chunks 2kp, 2kp+1); Z8-Z11 = activation row c's int32 lanes, 0-7
+// from even chunks and 8-15 from odd ones (the halves are summed before the fold: exact).
+#define Q6TROW(F0, F1) \
+	VBROADCASTI32X4 192(DI), Y12 \
+	VPMOVSXBW       Y12, Z12 \
+	VPERMW          Z12, Z26, Z13 \
+	VPERMW          Z12, Z25, Z14 \
+	VPERMW          Z12, Z24, Z15 \
+	VPERMW          Z12, Z23, Z16 \
+	VPMULLW         q6tM32<>(SB), Z12, Z17 \
+	VPBROADCASTW    208(DI), Y18 \
+	VCVTPH2PS       Y18, Z18 \
+	VMOVDQU64       0(DI), Z19 \
+	VBROADCASTI64X4 128(DI), Z20 \
+	VPANDD          Z30, Z20, Z21 \
+	VPSLLVW         Z29, Z21, Z21 \
+	VPTERNLOGD      $0xF8, Z31, Z19, Z21 \
+	VPMADDUBSW      0(R12), Z21, Z22 \
+	VPMADDWD        Z13, Z22, Z8 \
+	VPMADDUBSW      256(R12), Z21, Z22 \
+	VPMADDWD        Z13, Z22, Z9 \
+	VPMADDUBSW      512(R12), Z21, Z22 \
+	VPMADDWD        Z13, Z22, Z10 \
+	VPMADDUBSW      768(R12), Z21, Z22 \
+	VPMADDWD        Z13, Z22, Z11 \
+	VPANDD          Z28, Z20, Z21 \
+	VPSRLVW         Z27, Z21, Z21 \
+	VPSRLW          $4, Z19, Z19 \
+	VPTERNLOGD      $0xF8, Z31, Z19, Z21 \
+	VPMADDUBSW      64(R12), Z21, Z22 \
+	VPDPWSSD        Z14, Z22, Z8 \
+	VPMADDUBSW      320(R12), Z21, Z22 \
+	VPDPWSSD        Z14, Z22, Z9 \
+	VPMADDUBSW      576(R12), Z21, Z22 \
+	VPDPWSSD        Z14, Z22, Z10 \
+	VPMADDUBSW      832(R12), Z21, Z22 \
+	VPDPWSSD        Z14, Z22, Z11 \
+	VMOVDQU64       64(DI), Z19 \
+	VBROADCASTI64X4 160(DI), Z20 \
+	VPANDD          Z30, Z20, Z21 \
+	VPSLLVW         Z29, Z21, Z21 \
+	VPTERNLOGD      $0xF8, Z31, Z19, Z21 \
+	VPMADDUBSW      128(R12), Z21, Z22 \
+	VPDPWSSD        Z15, Z22, Z8 \
+	VPMADDUBSW      384(R12), Z21, Z22 \
+	VPDPWSSD        Z15, Z22, Z9 \
+	VPMADDUBSW      640(R12), Z21, Z22 \
+	VPDPWSSD        Z15, Z22, Z10 \
+	VPMADDUBSW      896(R12), Z21, Z22 \
+	VPDPWSSD        Z15, Z22, Z11 \
+	VPANDD          Z28, Z20, Z21 \
+	VPSRLVW         Z27, Z21, Z21 \
+	VPSRLW          $4, Z19, Z19 \
+	VPTERNLOGD      $0xF8, Z31, Z19, Z21 \
+	VPMADDUBSW      192(R12), Z21, Z22 \
+	VPDPWSSD        Z16, Z22, Z8 \
+	VPMADDUBSW      448(R12), Z21, Z22 \
+	VPDPWSSD        Z16, Z22, Z9 \
+	VPMADDUBSW      704(R12), Z21, Z22 \
+	VPDPWSSD        Z16, Z22, Z10 \
+	VPMADDUBSW      960(R12), Z21, Z22 \
+	VPDPWSSD        Z16, Z22, Z11 \
+	VSHUFI64X2      $0x44, Z9, Z8, Z12 \
+	VSHUFI64X2      $0xEE, Z9, Z8, Z13 \
+	VPADDD          Z13, Z12, Z12 \
+	VPDPWSSD        1024(R12), Z17, Z12 \
+	VCVTDQ2PS       Z12, Z12 \
+	VMULPS          1152(R12), Z18, Z13 \
+	VFMADD231PS     Z13, Z12, F0 \
+	VSHUFI64X2      $0x44, Z11, Z10, Z14 \
+	VSHUFI64X2      $0xEE, Z11, Z10, Z15 \
+	VPADDD          Z15, Z14, Z14 \
+	VPDPWSSD        1088(R12), Z17, Z14 \
+	VCVTDQ2PS       Z14, Z14 \
+	VMULPS          1216(R12), Z18, Z15 \
+	VFMADD231PS     Z15, Z14, F1
+
+// func tileQ6_KVNNI(w *byte, rb int, p *byte, nsb, nq int, out *float32, ldo int)
+// Per super-block, lane l of output (r, c): acc = fma(d·d_a, float(lane), acc), 16 outputs'
+// eight lanes in Z0-Z7 (Z(2r+c/2)); then hsum_float_8 of each.
+TEXT ·tileQ6_KVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ rb+8(FP), R8
+	MOVQ p+16(FP), R12
+	MOVQ nq+32(FP), R10
+	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), R11
+	SHLQ $2, R11
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R11)(R11*2), R13
+	VMOVDQU64 q6tNib<>(SB), Z31
+	VMOVDQU64 q6tM01<>(SB), Z30
+	VMOVDQU64 q6tSl<>(SB), Z29
+	VMOVDQU64 q6tM23<>(SB), Z28
+	VMOVDQU64 q6tSr<>(SB), Z27
+	VMOVDQU64 q6tSIdx<>+0(SB), Z26
+	VMOVDQU64 q6tSIdx<>+64(SB), Z25
+	VMOVDQU64 q6tSIdx<>+128(SB), Z24
+	VMOVDQU64 q6tSIdx<>+192(SB), Z23
+
+q6tquad:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   SI, BX
+	MOVQ   nsb+24(FP), CX
+
+q6tsb:
+	MOVQ BX, DI
+	Q6TROW(Z0, Z1)
+	LEAQ (BX)(R8*1), DI
+	Q6TROW(Z2, Z3)
+	LEAQ (BX)(R8*2), DI
+	Q6TROW(Z4, Z5)
+	LEAQ (BX)(R9*1), DI
+	Q6TROW(Z6, Z7)
+	ADDQ $210, BX
+	ADDQ $1280, R12
+	DECQ CX
+	JNZ  q6tsb
+
+	// hsum_float_8: Z8-Z11 (row r) get, in 128-bit lane c, output (r, c)'s lanes 0-3 plus
+	// lanes 4-7; then (s0+s2)+(s1+s3), row r at lane r of 128-bit lane c.
+	VSHUFF32X4 $0x88, Z1, Z0, Z12
+	VSHUFF32X4 $0xDD, Z1, Z0, Z13
+	VADDPS     Z13, Z12, Z8
+	VSHUFF32X4 $0x88, Z3, Z2, Z12
+	VSHUFF32X4 $0xDD, Z3, Z2, Z13
+	VADDPS     Z13, Z12, Z9
+	VSHUFF32X4 $0x88, Z5, Z4, Z12
+	VSHUFF32X4 $0xDD, Z5, Z4, Z13
+	VADDPS     Z13, Z12, Z10
+	VSHUFF32X4 $0x88, Z7, Z6, Z12
+	VSHUFF32X4 $0xDD, Z7, Z6, Z13
+	VADDPS     Z13, Z12, Z11
+	VUNPCKLPS  Z9, Z8, Z12
+	VUNPCKHPS  Z9, Z8, Z13
+	VADDPS     Z13, Z12, Z12
+	VUNPCKLPS  Z11, Z10, Z14
+	VUNPCKHPS  Z11, Z10, Z15
+	VADDPS     Z15, Z14, Z14
+	VUNPCKLPD  Z14, Z12, Z15
+	VUNPCKHPD  Z14, Z12, Z16
+	VADDPS     Z16, Z15, Z15
+	VMOVUPS       X15, (DX)
+	VEXTRACTF32X4 $1, Z15, (DX)(R11*1)
+	VEXTRACTF32X4 $2, Z15, (DX)(R11*2)
+	VEXTRACTF32X4 $3, Z15, (DX)(R13*1)
+	LEAQ (DX)(R11*4), DX
+	DECQ R10
+	JNZ  q6tquad
+	VZEROUPPER
+	RET
