@@ -29,6 +29,8 @@ func LlamaKernel(t Type, gemm bool) func(w, a []byte, n int) float32 {
 		return dotF32Vec
 	case Q6_K:
 		return dotQ6_KLanesRef
+	case Q5_K:
+		return dotQ5_KLanesRef
 	case F16:
 		if f := simdLlamaF16(); f != nil {
 			return f
@@ -160,8 +162,8 @@ func fastLlama(m LlamaMatMul, ref func(w, a []byte, n int) float32, inGemm bool)
 		if m.Rows%8 == 0 {
 			k = simdLlamaQ4_K(m.Gemm && inGemm)
 		}
-	case Q6_K:
-		k = simdLlamaVecDot(Q6_K)
+	case Q5_K, Q6_K:
+		k = simdLlamaVecDot(m.Type)
 	case F32:
 		k = simdLlamaF32(m.Gemm)
 	case F16:

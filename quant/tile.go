@@ -37,6 +37,7 @@ const (
 	tileQ4_KGemm          // dotQ4_KGemmRef's order (a mul_mat's full groups of four rows)
 	tileQ4_KGemv          // dotQ4_KGemvRef's order (mul_mat_id)
 	tileQ6_K              // dotQ6_KLanesRef's order (mul_mat and mul_mat_id)
+	tileQ5_K              // dotQ5_KLanesRef's order (mul_mat and mul_mat_id)
 )
 
 // tile runs nq column quads of 4 weight rows. It calls the kernels directly rather than
@@ -48,6 +49,14 @@ func (g *Tiler) tile(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo 
 			return
 		}
 		tileQ6_KRef(w, rb, p, nb, nq, out, ldo)
+		return
+	}
+	if g.kind == tileQ5_K {
+		if g.asm {
+			tileQ5_KAsm(w, rb, p, nb, nq, out, ldo)
+			return
+		}
+		tileQ5_KRef(w, rb, p, nb, nq, out, ldo)
 		return
 	}
 	if g.kind != tileQ8_0 {
@@ -68,7 +77,8 @@ func (g *Tiler) tile(w []byte, rb int, p []byte, nb, nq int, out []float32, ldo 
 // Tiles returns the tiled kernel for m, or nil. It covers, on CPUs with AVX-512 VNNI, Q8_0
 // (one kernel for mul_mat and mul_mat_id, both of which llama.cpp sums in the same
 // per-output order) and repacked Q4_K (Rows a multiple of 8): the GEMM order for the rows
-// before Kernels' split when m.Gemm, else the GEMV order; and Q6_K (one order for both).
+// before Kernels' split when m.Gemm, else the GEMV order; and Q6_K and Q5_K (one order for
+// both).
 func (m LlamaMatMul) Tiles() *Tiler {
 	switch {
 	case m.Type == Q8_0:
@@ -79,6 +89,8 @@ func (m LlamaMatMul) Tiles() *Tiler {
 		return tilerQ4_KGemv
 	case m.Type == Q6_K:
 		return tilerQ6_K
+	case m.Type == Q5_K:
+		return tilerQ5_K
 	}
 	return nil
 }

@@ -1,0 +1,236 @@
+package quant
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// tileQ5_KCase builds rows Q5_K weight rows (quantized floats, or raw blocks: every 5-bit
+// quant and 6-bit scale and min) and T Q8_K activation rows of n elements
+// (quantize_row_q8_K of random floats, or raw Q8_K blocks).
+func tileQ5_KCase(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte) {
+	rb = n / QK_K * 176
+	if raw {
+		w = simdRawBlocks(r, Q5_K, rows*n/QK_K)
+	} else {
+		w = make([]byte, rows*rb)
+		for i := 0; i < rows; i++ {
+			if err := QuantizeRow(Q5_K, simdRandomFloats(r, n, i%3 == 0), w[i*rb:(i+1)*rb]); err != nil {
+				panic(err)
+			}
+		}
+	}
+	ab := n / QK_K * q8kSize
+	act = make([]byte, T*ab)
+	for t := 0; t < T; t++ {
+		a := act[t*ab : (t+1)*ab]
+		if raw && t%2 == 0 {
+			copy(a, simdRawBlocks(r, Q8_K, n/QK_K))
+			continue
+		}
+		if err := QuantizeActivations(Q5_K, simdRandomFloats(r, n, t%2 == 1), a); err != nil {
+			panic(err)
+		}
+	}
+	return w, rb, act
+}
+
+// TestDotQ5_KLanesRef holds dotQ5_KLanesRef to llama.cpp's own ggml_vec_dot_q5_K_q8_K
+// outputs (testdata/simd_llama_dots.json, see TestSIMDLlamaOrder) and, bit for bit, to the
+// registered SIMD kernel (dotQ5_KAVX2, itself checked against those outputs) on random and
+// raw blocks.
+func TestDotQ5_KLanesRef(t *testing.T) {
+	raw, err := os.ReadFile("testdata/simd_llama_dots.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Type string
+		N    int
+		W, A string
+		Bits uint32
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range cases {
+		if c.Type != "Q5_K" {
+			continue
+		}
+		seen++
+		w, _ := hex.DecodeString(c.W)
+		a, _ := hex.DecodeString(c.A)
+		if got := dotQ5_KLanesRef(w, a, c.N); math.Float32bits(got) != c.Bits {
+			t.Errorf("n=%d: %g, llama.cpp %g", c.N, got, math.Float32frombits(c.Bits))
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no Q5_K cases in testdata/simd_llama_dots.json")
+	}
+	simd := simdLlamaVecDot(Q5_K)
+	if simd == nil {
+		t.Skip("no SIMD Q5_K kernel on this CPU")
+	}
+	// Kernels hands out the SIMD kernel for Q5_K rows, not the plain-Go reference.
+	for _, gemm := range []bool{false, true} {
+		_, head, tail, _ := LlamaMatMul{Type: Q5_K, Rows: 8, T: 5, Gemm: gemm}.Kernels()
+		if reflect.ValueOf(head.Dot).Pointer() != reflect.ValueOf(simd).Pointer() || reflect.ValueOf(tail.Dot).Pointer() != reflect.ValueOf(simd).Pointer() {
+			t.Fatalf("Kernels (gemm=%v): Q5_K rows do not take the SIMD kernel", gemm)
+		}
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, nsb := range []int{1, 2, 3, 8, 9} {
+		n := nsb * QK_K
+		for trial := 0; trial < 64; trial++ {
+			w, _, act := tileQ5_KCase(r, 1, 1, n, trial%2 == 1)
+			got, want := dotQ5_KLanesRef(w, act, n), simd(w, act, n)
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n=%d trial %d: %v, SIMD kernel %v", n, trial, got, want)
+			}
+		}
+	}
+}
+
+// TestTileQ5_K holds the Q5_K tile kernels (plain Go and, where the CPU has it, AVX-512
+// VNNI) to dotQ5_KLanesRef bit for bit, over column ranges that start and end anywhere,
+// padded last quads included.
+func TestTileQ5_K(t *testing.T) {
+	tilers := []struct {
+		name string
+		g    *Tiler
+	}{{"ref", tilerQ5_KRef}}
+	if tilerQ5_K != nil {
+		tilers = append(tilers, struct {
+			name string
+			g    *Tiler
+		}{"vnni", tilerQ5_K})
+	} else {
+		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernel only")
+	}
+	for _, gemm := range []bool{false, true} {
+		if g := (LlamaMatMul{Type: Q5_K, Rows: 12, T: 8, Gemm: gemm}).Tiles(); g != tilerQ5_K {
+			t.Fatalf("Tiles (gemm=%v) = %p, want %p", gemm, g, tilerQ5_K)
+		}
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, nsb := range []int{1, 2, 3, 8} {
+		n := nsb * QK_K
+		for T := 1; T <= 13; T++ {
+			for _, raw := range []bool{false, true} {
+				for _, tl := range tilers {
+					const rows = 8
+					w, rb, act := tileQ5_KCase(r, rows, T, n, raw)
+					ab := n / QK_K * q8kSize
+					want := make([]float32, T*rows)
+					for tt := 0; tt < T; tt++ {
+						for i := 0; i < rows; i++ {
+							want[tt*rows+i] = dotQ5_KLanesRef(w[i*rb:(i+1)*rb], act[tt*ab:(tt+1)*ab], n)
+						}
+					}
+					nq := (T + TileCols - 1) / TileCols
+					g := tl.g
+					packed := make([]byte, g.PackedBytes(T, n))
+					for i := range packed {
+						packed[i] = 0xAA // Pack must write every byte
+					}
+					g.Pack(act, T, n, packed)
+					for q0 := 0; q0 < nq; q0++ {
+						for q1 := q0 + 1; q1 <= nq; q1++ {
+							got := make([]float32, T*rows)
+							for i := range got {
+								got[i] = float32(math.NaN())
+							}
+							for g0 := 0; g0 < rows; g0 += TileRows {
+								g.Rows(w[g0*rb:], rb, n, packed, T, q0, q1, got[g0:], rows)
+							}
+							for tt := 0; tt < T; tt++ {
+								for i := 0; i < rows; i++ {
+									v, inRange := got[tt*rows+i], tt >= q0*TileCols && tt < q1*TileCols
+									if inRange && math.Float32bits(v) != math.Float32bits(want[tt*rows+i]) {
+										t.Fatalf("%s raw=%v n=%d T=%d quads [%d,%d): out[%d][%d] = %v, want %v", tl.name, raw, n, T, q0, q1, tt, i, v, want[tt*rows+i])
+									}
+									if !inRange && !math.IsNaN(float64(v)) {
+										t.Fatalf("%s raw=%v n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", tl.name, raw, n, T, q0, q1, tt, i)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkTileQ5_K compares the Q5_K tile kernel with the one-row kernel the model used
+// for Q5_K products before (LlamaMatMul.Kernels' head, dotQ5_KAVX2 on amd64: Q5_K had no
+// multi-row kernel there) and the 4-row kernel (dotRowsKernels: one weight row × 4
+// activation rows, dotQ5_KRows4AVX2) on a 2048 × 2048 Q5_K matrix and 64 activation rows
+// (a prefill projection's shape): MAC/s counts weight×activation multiply-adds
+// (reportMACs: by wall and by thread CPU time).
+func BenchmarkTileQ5_K(b *testing.B) {
+	const rows, T, n = 2048, 64, 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	w, rb, act := tileQ5_KCase(r, rows, T, n, false)
+	ab := n / QK_K * q8kSize
+	out := make([]float32, T*rows)
+	macs := float64(rows * T * n)
+	b.Run("row", func(b *testing.B) {
+		_, head, _, _ := LlamaMatMul{Type: Q5_K, Rows: rows, T: T, Gemm: true}.Kernels()
+		f := head.Dot
+		if f == nil {
+			f = Kernel(Q5_K)
+		}
+		reportMACs(b, macs, func() {
+			for range b.N {
+				for i := 0; i < rows; i++ {
+					for t := 0; t < T; t++ {
+						out[t*rows+i] = f(w[i*rb:(i+1)*rb], act[t*ab:(t+1)*ab], n)
+					}
+				}
+			}
+		})
+	})
+	b.Run("rows4", func(b *testing.B) {
+		f := dotRowsKernels[Q5_K]
+		if f == nil {
+			b.Skip("no 4-row Q5_K kernel")
+		}
+		var four [4]float32
+		reportMACs(b, macs, func() {
+			for range b.N {
+				for i := 0; i < rows; i++ {
+					for t := 0; t < T; t += 4 {
+						f(w[i*rb:(i+1)*rb], act[t*ab:(t+4)*ab], n, four[:])
+					}
+				}
+			}
+		})
+	})
+	for _, tc := range []struct {
+		name string
+		g    *Tiler
+	}{{"tile-ref", tilerQ5_KRef}, {"tile", tilerQ5_K}} {
+		g := tc.g
+		b.Run(tc.name, func(b *testing.B) {
+			if g == nil {
+				b.Skip("no AVX-512 VNNI")
+			}
+			packed := make([]byte, g.PackedBytes(T, n))
+			reportMACs(b, macs, func() {
+				for range b.N {
+					g.Pack(act, T, n, packed)
+					for i := 0; i < rows; i += TileRows {
+						g.Rows(w[i*rb:], rb, n, packed, T, 0, T/TileCols, out[i:], rows)
+					}
+				}
+			})
+		})
+	}
+}
