@@ -100,3 +100,40 @@ func BenchmarkGDNRow128(b *testing.B) {
 		gdnUpdateDot(row, k, q, 0.001*d)
 	}
 }
+
+// siluRow (the Gated DeltaNet's SiLU of the convolved qkv and of z) is ggml_vec_silu_f32:
+// vsilu on the 16-lane blocks, libm's silu on the rest, bit for bit, including inputs where
+// the vector exponential overflows or flushes to zero.
+func TestSiluRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{16, 64, 100, 4096, 8192} {
+		x := make([]float32, n)
+		for i := range x {
+			switch i % 11 {
+			case 0:
+				x[i] = float32(r.Float64()*400 - 200) // beyond ±134: the vector code's edges
+			case 1:
+				x[i] = float32(math.Ldexp(r.Float64()-0.5, -r.IntN(140)))
+			default:
+				x[i] = float32(r.NormFloat64() * 4)
+			}
+		}
+		y := make([]float32, n)
+		siluRow(y, x)
+		for i, v := range x {
+			want := silu(v)
+			if i < n&^(simdWidth-1) {
+				want = vsilu(v)
+			}
+			if math.Float32bits(y[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d: silu(%g) = %g, want %g", n, v, y[i], want)
+			}
+		}
+		siluRow(x, x) // in place
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				t.Fatalf("n %d: in place %g, want %g", n, x[i], y[i])
+			}
+		}
+	}
+}
