@@ -78,7 +78,7 @@ func (s *Session) deltaNet(l, T int) error {
 			}
 			return ns.qkv[(i-K1)*CD+ch]
 		}
-		for t := 0; t < T; t++ {
+		for t := 0; t < min(T, K1); t++ { // windows that reach into the state
 			var sum float32
 			for i := 0; i < K; i++ {
 				sum = fmaf(in(t+i), w[i], sum)
@@ -90,6 +90,9 @@ func (s *Session) deltaNet(l, T int) error {
 			last[i] = in(T + i)
 		}
 		copy(st, last[:K1])
+	}
+	for t := K1; t < T; t++ { // windows inside the chunk: all channels at once
+		convTaps(ns.conv[t*CD:(t+1)*CD], ns.qkv[(t-K1)*CD:], nl.ConvT, CD, K)
 	}
 	for t := 0; t < T; t++ {
 		row := ns.conv[t*CD : (t+1)*CD]

@@ -50,6 +50,7 @@ type NextLayer struct {
 	Z      Weight    // attn_gate: [ValueDim rows × NEmbd]
 	BA     Weight    // ssm_ba: [2·VHeads rows × NEmbd], per key head (β…, α…)
 	Conv   []float32 // ssm_conv1d: [ConvDim × ConvK]
+	ConvT  []float32 // the same, tap-major: [ConvK × ConvDim]
 	DtBias []float32 // ssm_dt.bias: [VHeads]
 	A      []float32 // ssm_a: [VHeads] (−exp(A_log))
 	Norm   []float32 // ssm_norm: [HeadDim]
@@ -113,6 +114,14 @@ func loadQwen3Next(f *gguf.File) (*Model, error) {
 			nl.Z = ld.weight(p+"attn_gate.weight", c.NEmbd, n.ValueDim())
 			nl.BA = ld.weight(p+"ssm_ba.weight", c.NEmbd, 2*n.VHeads)
 			nl.Conv = ld.vector2(p+"ssm_conv1d.weight", n.ConvK, n.ConvDim())
+			if nl.Conv != nil {
+				nl.ConvT = make([]float32, len(nl.Conv))
+				for ch := 0; ch < n.ConvDim(); ch++ {
+					for i := 0; i < n.ConvK; i++ {
+						nl.ConvT[i*n.ConvDim()+ch] = nl.Conv[ch*n.ConvK+i]
+					}
+				}
+			}
 			nl.DtBias = ld.vector(p+"ssm_dt.bias", n.VHeads)
 			nl.A = ld.vector(p+"ssm_a", n.VHeads)
 			nl.Norm = ld.vector(p+"ssm_norm.weight", n.HeadDim)

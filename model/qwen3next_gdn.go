@@ -22,3 +22,16 @@ func gdnUpdateDotRef(row, k, q []float32, d float32) float32 {
 	}
 	return vecDotF32(row, q)
 }
+
+// convTapsRef is one output row of ggml_ssm_conv for a window inside the chunk: out[ch] =
+// Σ_i in[i·cd+ch]·w[i·cd+ch], a fused multiply-add chain over the k taps, oldest first; w is
+// the convolution tap-major (NextLayer.ConvT).
+func convTapsRef(out, in, w []float32, cd, k int) {
+	for ch := range out[:cd] {
+		var sum float32
+		for i := 0; i < k; i++ {
+			sum = fmaf(in[i*cd+ch], w[i*cd+ch], sum)
+		}
+		out[ch] = sum
+	}
+}

@@ -25,3 +25,15 @@ func gdnUpdateDot(row, k, q []float32, d float32) float32 {
 	}
 	return gdnUpdateDotRef(row, k, q, d)
 }
+
+//go:noescape
+func convTapsAVX512(out, in, w *float32, cd, k int)
+
+func convTaps(out, in, w []float32, cd, k int) {
+	if gdnAsm && cd > 0 && cd%16 == 0 && k > 0 {
+		_, _, _ = out[cd-1], in[(k-1)*cd+cd-1], w[k*cd-1]
+		convTapsAVX512(&out[0], &in[0], &w[0], cd, k)
+		return
+	}
+	convTapsRef(out, in, w, cd, k)
+}

@@ -99,3 +99,38 @@ update:
 	VZEROUPPER
 	MOVSS         X0, ret+40(FP)
 	RET
+
+// func convTapsAVX512(out, in, w *float32, cd, k int)
+// out[ch] = fma chain over the k taps (in and w rows cd floats apart), 16 channels at a time;
+// cd is a multiple of 16.
+TEXT ·convTapsAVX512(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ cd+24(FP), R8
+	MOVQ k+32(FP), R9
+	MOVQ R8, R10
+	SHLQ $2, R10 // row stride in bytes
+	SHRQ $4, R8  // blocks of 16 channels
+
+block:
+	VXORPS Z0, Z0, Z0
+	MOVQ   SI, AX
+	MOVQ   DX, BX
+	MOVQ   R9, CX
+
+tap:
+	VMOVUPS     (AX), Z1
+	VFMADD231PS (BX), Z1, Z0
+	ADDQ        R10, AX
+	ADDQ        R10, BX
+	DECQ        CX
+	JNZ         tap
+	VMOVUPS     Z0, (DI)
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	DECQ        R8
+	JNZ         block
+	VZEROUPPER
+	RET

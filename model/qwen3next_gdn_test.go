@@ -137,3 +137,27 @@ func TestSiluRow(t *testing.T) {
 		}
 	}
 }
+
+// The convolution's AVX-512 row kernel equals the fused multiply-add chain of the reference
+// bit for bit, at qwen3next's widths and taps and at widths the kernel leaves to the
+// reference.
+func TestConvTaps(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, cd := range []int{16, 512, 8192, 24, 1} {
+		for _, k := range []int{4, 2, 1} {
+			in, w := make([]float32, k*cd), make([]float32, k*cd)
+			for i := range in {
+				in[i], w[i] = float32(r.NormFloat64()), float32(r.NormFloat64()/2)
+			}
+			in[0], w[0] = float32(math.Ldexp(1+0x1p-23, -12)), float32(math.Ldexp(1-0x1p-23, -12))
+			got, want := make([]float32, cd), make([]float32, cd)
+			convTaps(got, in, w, cd, k)
+			convTapsRef(want, in, w, cd, k)
+			for ch := range got {
+				if math.Float32bits(got[ch]) != math.Float32bits(want[ch]) {
+					t.Fatalf("cd %d k %d: channel %d %g, reference %g", cd, k, ch, got[ch], want[ch])
+				}
+			}
+		}
+	}
+}
