@@ -1,7 +1,7 @@
 package quant
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -77,41 +77,7 @@ func TestTileQ4_K(t *testing.T) {
 					if tl.gemm {
 						ref = dotQ4_KGemmRef
 					}
-					want := make([]float32, T*rows)
-					for tt := 0; tt < T; tt++ {
-						for i := 0; i < rows; i++ {
-							want[tt*rows+i] = ref(w[i*rb:(i+1)*rb], act[tt*ab:(tt+1)*ab], n)
-						}
-					}
-					nq := (T + TileCols - 1) / TileCols
-					g := tl.g
-					packed := make([]byte, g.PackedBytes(T, n))
-					for i := range packed {
-						packed[i] = 0xAA // Pack must write every byte
-					}
-					g.Pack(act, T, n, packed)
-					for q0 := 0; q0 < nq; q0++ {
-						for q1 := q0 + 1; q1 <= nq; q1++ {
-							got := make([]float32, T*rows)
-							for i := range got {
-								got[i] = float32(math.NaN())
-							}
-							for g0 := 0; g0 < rows; g0 += TileRows {
-								g.Rows(w[g0*rb:], rb, n, packed, T, q0, q1, got[g0:], rows)
-							}
-							for tt := 0; tt < T; tt++ {
-								for i := 0; i < rows; i++ {
-									v, inRange := got[tt*rows+i], tt >= q0*TileCols && tt < q1*TileCols
-									if inRange && math.Float32bits(v) != math.Float32bits(want[tt*rows+i]) {
-										t.Fatalf("%s raw=%v n=%d T=%d quads [%d,%d): out[%d][%d] = %v, want %v", tl.name, raw, n, T, q0, q1, tt, i, v, want[tt*rows+i])
-									}
-									if !inRange && !math.IsNaN(float64(v)) {
-										t.Fatalf("%s raw=%v n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", tl.name, raw, n, T, q0, q1, tt, i)
-									}
-								}
-							}
-						}
-					}
+					checkTiler(t, fmt.Sprintf("%s raw=%v", tl.name, raw), tl.g, w, rb, rows, act, ab, T, n, ref)
 				}
 			}
 		}

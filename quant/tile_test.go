@@ -33,6 +33,47 @@ func tileCase(r *rand.Rand, rows, T, n int) (w []byte, rb int, act []byte) {
 	return w, rb, act
 }
 
+// checkTiler holds tiler g to ref bit for bit on rows weight rows w (row i at w[i*rb:]) and
+// T activation rows act (ab bytes each) of n elements: Pack writes every byte, and Rows over
+// every range of column quads (padded last quads included) writes exactly that range.
+func checkTiler(t *testing.T, what string, g *Tiler, w []byte, rb, rows int, act []byte, ab, T, n int, ref func(w, a []byte, n int) float32) {
+	t.Helper()
+	want := make([]float32, T*rows)
+	for tt := 0; tt < T; tt++ {
+		for i := 0; i < rows; i++ {
+			want[tt*rows+i] = ref(w[i*rb:(i+1)*rb], act[tt*ab:(tt+1)*ab], n)
+		}
+	}
+	packed := make([]byte, g.PackedBytes(T, n))
+	for i := range packed {
+		packed[i] = 0xAA // Pack must write every byte
+	}
+	g.Pack(act, T, n, packed)
+	nq := (T + TileCols - 1) / TileCols
+	for q0 := 0; q0 < nq; q0++ {
+		for q1 := q0 + 1; q1 <= nq; q1++ {
+			got := make([]float32, T*rows)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			for g0 := 0; g0 < rows; g0 += TileRows {
+				g.Rows(w[g0*rb:], rb, n, packed, T, q0, q1, got[g0:], rows)
+			}
+			for tt := 0; tt < T; tt++ {
+				for i := 0; i < rows; i++ {
+					v, inRange := got[tt*rows+i], tt >= q0*TileCols && tt < q1*TileCols
+					if inRange && math.Float32bits(v) != math.Float32bits(want[tt*rows+i]) {
+						t.Fatalf("%s n=%d T=%d quads [%d,%d): out[%d][%d] = %v, want %v", what, n, T, q0, q1, tt, i, v, want[tt*rows+i])
+					}
+					if !inRange && !math.IsNaN(float64(v)) {
+						t.Fatalf("%s n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", what, n, T, q0, q1, tt, i)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestTileQ8_0 holds the tile kernels (plain Go and, where the CPU has it, AVX-512 VNNI) to
 // dotQ8_0LanesRef — llama.cpp's per-output order — bit for bit, over column ranges that
 // start and end anywhere, padded last quads included.
@@ -48,39 +89,8 @@ func TestTileQ8_0(t *testing.T) {
 		for _, T := range []int{1, 3, 4, 5, 8, 13} {
 			const rows = 8
 			w, rb, act := tileCase(r, rows, T, n)
-			ab := n / 32 * 34
-			want := make([]float32, T*rows)
-			for tt := 0; tt < T; tt++ {
-				for i := 0; i < rows; i++ {
-					want[tt*rows+i] = dotQ8_0LanesRef(w[i*rb:(i+1)*rb], act[tt*ab:(tt+1)*ab], n)
-				}
-			}
-			nq := (T + TileCols - 1) / TileCols
 			for name, g := range tilers {
-				packed := make([]byte, g.PackedBytes(T, n))
-				g.Pack(act, T, n, packed)
-				for q0 := 0; q0 < nq; q0++ {
-					for q1 := q0 + 1; q1 <= nq; q1++ {
-						got := make([]float32, T*rows)
-						for i := range got {
-							got[i] = float32(math.NaN())
-						}
-						for g0 := 0; g0 < rows; g0 += TileRows {
-							g.Rows(w[g0*rb:], rb, n, packed, T, q0, q1, got[g0:], rows)
-						}
-						for tt := 0; tt < T; tt++ {
-							for i := 0; i < rows; i++ {
-								v, inRange := got[tt*rows+i], tt >= q0*TileCols && tt < q1*TileCols
-								if inRange && math.Float32bits(v) != math.Float32bits(want[tt*rows+i]) {
-									t.Fatalf("%s n=%d T=%d quads [%d,%d): out[%d][%d] = %v, want %v", name, n, T, q0, q1, tt, i, v, want[tt*rows+i])
-								}
-								if !inRange && !math.IsNaN(float64(v)) {
-									t.Fatalf("%s n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", name, n, T, q0, q1, tt, i)
-								}
-							}
-						}
-					}
-				}
+				checkTiler(t, name, g, w, rb, rows, act, n/32*34, T, n, dotQ8_0LanesRef)
 			}
 		}
 	}
