@@ -12,12 +12,18 @@ import (
 
 // Cache-aware routing reads the store's residency: with lambda = 0 the output is the exact
 // model's; with lambda > 0 it is the same on every run whatever the I/O timing (random
-// delays and short reads), it really changes routing, and it raises the hit rate.
+// delays and short reads: the stats too), it really changes routing, and it misses less.
 func TestMoCEDeterministicAndEffective(t *testing.T) {
-	f, m := openModel(t, "qwen3moe-small-q8_0.gguf")
+	checkMoCE(t, "qwen3moe-small-q8_0.gguf", 24, 2)
+}
+
+// checkMoCE is TestMoCEDeterministicAndEffective's check on one model, with an arena of
+// slots experts and protect.
+func checkMoCE(t *testing.T, name string, slots, protect int) {
+	f, m := openModel(t, name)
 	prompt := promptIDs(m)
 	run := func(lambda float32, fr *faulty) (result, Stats) {
-		cfg := Config{Slots: 24, Readers: 4, ReadSize: 16 << 10}
+		cfg := Config{Slots: slots, Readers: 4, ReadSize: 16 << 10}
 		if fr != nil {
 			cfg.File = fr
 		}
@@ -26,7 +32,7 @@ func TestMoCEDeterministicAndEffective(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		s, err := model.NewSession(m, model.Options{Ctx: 256, Threads: 2, Experts: st, MoCE: model.MoCE{Lambda: lambda, Protect: 2}})
+		s, err := model.NewSession(m, model.Options{Ctx: 256, Threads: 2, Experts: st, MoCE: model.MoCE{Lambda: lambda, Protect: protect}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,23 +47,26 @@ func TestMoCEDeterministicAndEffective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zero, _ := run(0, nil)
+	zero, exactStats := run(0, nil)
 	sameResult(t, "lambda 0", zero, exact)
 
 	base, baseStats := run(0.3, nil)
 	if slices.Equal(base.logits, exact.logits) {
 		t.Fatal("lambda 0.3 changed nothing: cache-aware routing is not wired")
 	}
-	for seed := uint64(1); seed <= 2; seed++ {
-		fr := &faulty{f: f.OSFile(), rng: rand.New(rand.NewPCG(seed, 9)), delay: 200 * time.Microsecond, short: true}
-		got, _ := run(0.3, fr)
+	for seed := uint64(1); seed <= 3; seed++ {
+		fr := &faulty{f: f.OSFile(), rng: rand.New(rand.NewPCG(seed, 17)), delay: 300 * time.Microsecond, short: true}
+		got, st := run(0.3, fr)
 		sameResult(t, fmt.Sprintf("lambda 0.3, seed %d", seed), got, base)
+		a, b := st.Total(), baseStats.Total()
+		if a.Hits != b.Hits || a.Misses != b.Misses || a.BytesRead != b.BytesRead {
+			t.Fatalf("seed %d: %d hits %d misses %d bytes, undelayed run %d %d %d", seed, a.Hits, a.Misses, a.BytesRead, b.Hits, b.Misses, b.BytesRead)
+		}
 	}
-	_, exactStats := run(0, nil)
 	if baseStats.Total().Misses >= exactStats.Total().Misses {
 		t.Fatalf("misses with lambda 0.3: %d, exact: %d", baseStats.Total().Misses, exactStats.Total().Misses)
 	}
-	t.Logf("misses: exact %d, lambda 0.3 protect 2: %d", exactStats.Total().Misses, baseStats.Total().Misses)
+	t.Logf("%s: misses exact %d, lambda 0.3 protect %d: %d", name, exactStats.Total().Misses, protect, baseStats.Total().Misses)
 }
 
 func TestMoCENeedsResidency(t *testing.T) {

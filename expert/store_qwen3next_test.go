@@ -2,10 +2,7 @@ package expert
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/regolith/regolith/model"
 )
@@ -93,56 +90,8 @@ func TestQwen3NextStoreExact(t *testing.T) {
 	}
 }
 
-// Cache-aware routing on qwen3next-mini: λ = 0 is the exact model; λ = 0.3 really changes
-// routing, is the same on every run whatever the I/O timing (random delays and short
-// reads), and misses less than the exact model at the same arena.
+// Cache-aware routing on qwen3next-mini (checkMoCE): 8 experts × 4 layers, top-2, 12 slots
+// hold the 2 a token needs per layer and some reuse.
 func TestQwen3NextMoCE(t *testing.T) {
-	f, m := openModel(t, "qwen3next-mini-f32.gguf")
-	prompt := promptIDs(m)
-	// 8 experts × 4 layers, top-2: 12 slots hold the 2 a token needs per layer and some reuse.
-	run := func(lambda float32, fr *faulty) (result, Stats) {
-		cfg := Config{Slots: 12, Readers: 4, ReadSize: 16 << 10}
-		if fr != nil {
-			cfg.File = fr
-		}
-		st, err := New(m, f, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		s, err := model.NewSession(m, model.Options{Ctx: 256, Threads: 2, Experts: st, MoCE: model.MoCE{Lambda: lambda, Protect: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		r, err := generateSession(m, s, prompt, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, st.Stats()
-	}
-	exact, err := generate(m, model.NewResident(m), nil, prompt, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero, exactStats := run(0, nil)
-	sameResult(t, "lambda 0", zero, exact)
-
-	base, baseStats := run(0.3, nil)
-	if slices.Equal(base.logits, exact.logits) {
-		t.Fatal("lambda 0.3 changed nothing: cache-aware routing is not wired for qwen3next")
-	}
-	for seed := uint64(1); seed <= 3; seed++ {
-		fr := &faulty{f: f.OSFile(), rng: rand.New(rand.NewPCG(seed, 17)), delay: 300 * time.Microsecond, short: true}
-		got, st := run(0.3, fr)
-		sameResult(t, fmt.Sprintf("lambda 0.3, seed %d", seed), got, base)
-		a, b := st.Total(), baseStats.Total()
-		if a.Hits != b.Hits || a.Misses != b.Misses || a.BytesRead != b.BytesRead {
-			t.Fatalf("seed %d: %d hits %d misses %d bytes, undelayed run %d %d %d", seed, a.Hits, a.Misses, a.BytesRead, b.Hits, b.Misses, b.BytesRead)
-		}
-	}
-	if baseStats.Total().Misses >= exactStats.Total().Misses {
-		t.Fatalf("misses with lambda 0.3: %d, exact: %d", baseStats.Total().Misses, exactStats.Total().Misses)
-	}
-	t.Logf("misses: exact %d, lambda 0.3 protect 1: %d", exactStats.Total().Misses, baseStats.Total().Misses)
+	checkMoCE(t, "qwen3next-mini-f32.gguf", 12, 1)
 }
