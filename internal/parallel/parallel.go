@@ -34,7 +34,7 @@ type Pool struct {
 
 	// The caller of For parks on done when the workers take longer than spinFor (a busy
 	// machine): the worker that finishes last sends.
-	waiting atomic.Bool
+	waiting atomic.Uint64 // the generation the caller parks for (0: none)
 	done    chan struct{}
 }
 
@@ -57,6 +57,10 @@ func New(n int) *Pool {
 	return p
 }
 
+// testAfterDecrement, when set (tests only), runs in a worker between its decrement of
+// pending and its wake-up check: a descheduled worker, on demand.
+var testAfterDecrement func()
+
 // Threads is the number of workers.
 func (p *Pool) Threads() int { return p.n }
 
@@ -74,7 +78,14 @@ func (p *Pool) run(id int, w *worker) {
 				p.fn(lo, hi)
 			}
 		}
-		if p.pending.Add(-1) == 0 && p.waiting.Load() && p.waiting.CompareAndSwap(true, false) {
+		// Only the loop the caller waits for may wake it: a worker late from loop g (its
+		// decrement done, descheduled before this check) must not wake the caller of loop
+		// g+1, which would return before this worker ran it.
+		left := p.pending.Add(-1)
+		if testAfterDecrement != nil {
+			testAfterDecrement()
+		}
+		if left == 0 && p.waiting.Load() == g && p.waiting.CompareAndSwap(g, 0) {
 			p.done <- struct{}{}
 		}
 	}
@@ -128,23 +139,23 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	step := (n + parts - 1) / parts
 	p.fn, p.size, p.parts, p.step = fn, n, parts, step
 	p.pending.Store(int32(len(p.workers)))
-	p.gen.Add(1)
+	g := p.gen.Add(1)
 	p.wakeSleepers()
 	fn(0, min(step, n))
-	p.awaitWorkers()
+	p.awaitWorkers(g)
 	p.fn = nil
 }
 
 // awaitWorkers spins until the workers are done, then parks if they are slow.
-func (p *Pool) awaitWorkers() {
+func (p *Pool) awaitWorkers(g uint64) {
 	deadline := time.Now().Add(spinFor)
 	for i := 0; p.pending.Load() != 0; i++ {
 		if i&255 != 255 || time.Now().Before(deadline) {
 			continue
 		}
-		p.waiting.Store(true)
+		p.waiting.Store(g)
 		if p.pending.Load() == 0 { // finished before we said we wait
-			if !p.waiting.CompareAndSwap(true, false) {
+			if !p.waiting.CompareAndSwap(g, 0) {
 				<-p.done
 			}
 			return

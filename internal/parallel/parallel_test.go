@@ -71,3 +71,28 @@ func BenchmarkForOverhead(b *testing.B) {
 		p.For(2, 1, func(lo, hi int) { sink.Add(int64(hi - lo)) })
 	}
 }
+
+// For returns only after every part of its loop ran, also when a worker is descheduled
+// between finishing one loop and checking whether to wake the caller (which, for the next
+// loop, may by then be parked): that late check must not wake the next loop's caller.
+func TestForWaitsAfterALateWorker(t *testing.T) {
+	p := New(2)
+	defer p.Close()
+	testAfterDecrement = func() { time.Sleep(200 * time.Microsecond) }
+	defer func() { testAfterDecrement = nil }()
+	for i := 0; i < 300; i++ {
+		// Even loops: the worker's part is quick, the caller returns while spinning and
+		// the worker lingers after its decrement. Odd loops: the worker's part is slow,
+		// the caller parks.
+		var ran atomic.Int32
+		p.For(2, 1, func(lo, hi int) {
+			if lo == 1 && i%2 == 1 {
+				time.Sleep(100 * time.Microsecond)
+			}
+			ran.Add(int32(hi - lo))
+		})
+		if n := ran.Load(); n != 2 {
+			t.Fatalf("loop %d: For returned after %d of 2 parts", i, n)
+		}
+	}
+}
