@@ -3,7 +3,6 @@ package quant
 import (
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -102,37 +101,7 @@ func TestDotQ5_KLanesRef(t *testing.T) {
 // VNNI) to dotQ5_KLanesRef bit for bit, over column ranges that start and end anywhere,
 // padded last quads included.
 func TestTileQ5_K(t *testing.T) {
-	tilers := []struct {
-		name string
-		g    *Tiler
-	}{{"ref", tilerQ5_KRef}}
-	if tilerQ5_K != nil {
-		tilers = append(tilers, struct {
-			name string
-			g    *Tiler
-		}{"vnni", tilerQ5_K})
-	} else {
-		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernel only")
-	}
-	for _, gemm := range []bool{false, true} {
-		if g := (LlamaMatMul{Type: Q5_K, Rows: 12, T: 8, Gemm: gemm}).Tiles(); g != tilerQ5_K {
-			t.Fatalf("Tiles (gemm=%v) = %p, want %p", gemm, g, tilerQ5_K)
-		}
-	}
-	r := rand.New(rand.NewPCG(15, 16))
-	for _, nsb := range []int{1, 2, 3, 8} {
-		n := nsb * QK_K
-		for T := 1; T <= 13; T++ {
-			for _, raw := range []bool{false, true} {
-				for _, tl := range tilers {
-					const rows = 8
-					w, rb, act := tileQ5_KCase(r, rows, T, n, raw)
-					ab := n / QK_K * q8kSize
-					checkTiler(t, fmt.Sprintf("%s raw=%v", tl.name, raw), tl.g, w, rb, rows, act, ab, T, n, dotQ5_KLanesRef)
-				}
-			}
-		}
-	}
+	checkKTilers(t, Q5_K, tilerQ5_KRef, tilerQ5_K, 15, tileQ5_KCase, dotQ5_KLanesRef)
 }
 
 // BenchmarkTileQ5_K compares the Q5_K tile kernel with the one-row kernel the model used

@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -40,37 +39,7 @@ func tileQ6_KCase(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act
 // VNNI) to dotQ6_KLanesRef bit for bit, over column ranges that start and end anywhere,
 // padded last quads included.
 func TestTileQ6_K(t *testing.T) {
-	tilers := []struct {
-		name string
-		g    *Tiler
-	}{{"ref", tilerQ6_KRef}}
-	if tilerQ6_K != nil {
-		tilers = append(tilers, struct {
-			name string
-			g    *Tiler
-		}{"vnni", tilerQ6_K})
-	} else {
-		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernel only")
-	}
-	for _, gemm := range []bool{false, true} {
-		if g := (LlamaMatMul{Type: Q6_K, Rows: 12, T: 8, Gemm: gemm}).Tiles(); g != tilerQ6_K {
-			t.Fatalf("Tiles (gemm=%v) = %p, want %p", gemm, g, tilerQ6_K)
-		}
-	}
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, nsb := range []int{1, 2, 3, 8} {
-		n := nsb * QK_K
-		for T := 1; T <= 13; T++ {
-			for _, raw := range []bool{false, true} {
-				for _, tl := range tilers {
-					const rows = 8
-					w, rb, act := tileQ6_KCase(r, rows, T, n, raw)
-					ab := n / QK_K * q8kSize
-					checkTiler(t, fmt.Sprintf("%s raw=%v", tl.name, raw), tl.g, w, rb, rows, act, ab, T, n, dotQ6_KLanesRef)
-				}
-			}
-		}
-	}
+	checkKTilers(t, Q6_K, tilerQ6_KRef, tilerQ6_K, 13, tileQ6_KCase, dotQ6_KLanesRef)
 }
 
 // BenchmarkTileQ6_K compares the Q6_K tile kernel with the 4-row kernel (dotRowsKernels:

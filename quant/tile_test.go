@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -68,6 +69,38 @@ func checkTiler(t *testing.T, what string, g *Tiler, w []byte, rb, rows int, act
 					if !inRange && !math.IsNaN(float64(v)) {
 						t.Fatalf("%s n=%d T=%d quads [%d,%d): wrote out[%d][%d] outside the range", what, n, T, q0, q1, tt, i)
 					}
+				}
+			}
+		}
+	}
+}
+
+// checkKTilers runs checkTiler for a K-quant type's tilers (the plain-Go reference and, where
+// the CPU has it, the assembly) over n = 256·{1,2,3,8}, T = 1..13, random and raw blocks
+// (mk makes the weights and activations), against ref; Tiles() must return asm for the type
+// in mul_mat and mul_mat_id alike.
+func checkKTilers(t *testing.T, typ Type, refTiler, asm *Tiler, seed uint64,
+	mk func(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte), ref func(w, a []byte, n int) float32) {
+	tilers := map[string]*Tiler{"ref": refTiler}
+	if asm != nil {
+		tilers["vnni"] = asm
+	} else {
+		t.Log("no AVX-512 VNNI: testing the plain-Go tile kernel only")
+	}
+	for _, gemm := range []bool{false, true} {
+		if g := (LlamaMatMul{Type: typ, Rows: 12, T: 8, Gemm: gemm}).Tiles(); g != asm {
+			t.Fatalf("Tiles (gemm=%v) = %p, want %p", gemm, g, asm)
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for _, nsb := range []int{1, 2, 3, 8} {
+		n := nsb * QK_K
+		for T := 1; T <= 13; T++ {
+			for _, raw := range []bool{false, true} {
+				for name, g := range tilers {
+					const rows = 8
+					w, rb, act := mk(r, rows, T, n, raw)
+					checkTiler(t, fmt.Sprintf("%s raw=%v", name, raw), g, w, rb, rows, act, n/QK_K*q8kSize, T, n, ref)
 				}
 			}
 		}
