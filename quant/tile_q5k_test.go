@@ -10,36 +10,6 @@ import (
 	"testing"
 )
 
-// tileQ5_KCase builds rows Q5_K weight rows (quantized floats, or raw blocks: every 5-bit
-// quant and 6-bit scale and min) and T Q8_K activation rows of n elements
-// (quantize_row_q8_K of random floats, or raw Q8_K blocks).
-func tileQ5_KCase(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte) {
-	rb = n / QK_K * 176
-	if raw {
-		w = simdRawBlocks(r, Q5_K, rows*n/QK_K)
-	} else {
-		w = make([]byte, rows*rb)
-		for i := 0; i < rows; i++ {
-			if err := QuantizeRow(Q5_K, simdRandomFloats(r, n, i%3 == 0), w[i*rb:(i+1)*rb]); err != nil {
-				panic(err)
-			}
-		}
-	}
-	ab := n / QK_K * q8kSize
-	act = make([]byte, T*ab)
-	for t := 0; t < T; t++ {
-		a := act[t*ab : (t+1)*ab]
-		if raw && t%2 == 0 {
-			copy(a, simdRawBlocks(r, Q8_K, n/QK_K))
-			continue
-		}
-		if err := QuantizeActivations(Q5_K, simdRandomFloats(r, n, t%2 == 1), a); err != nil {
-			panic(err)
-		}
-	}
-	return w, rb, act
-}
-
 // TestDotQ5_KLanesRef holds dotQ5_KLanesRef to llama.cpp's own ggml_vec_dot_q5_K_q8_K
 // outputs (testdata/simd_llama_dots.json, see TestSIMDLlamaOrder) and, bit for bit, to the
 // registered SIMD kernel (dotQ5_KAVX2, itself checked against those outputs) on random and
@@ -88,7 +58,7 @@ func TestDotQ5_KLanesRef(t *testing.T) {
 	for _, nsb := range []int{1, 2, 3, 8, 9} {
 		n := nsb * QK_K
 		for trial := 0; trial < 64; trial++ {
-			w, _, act := tileQ5_KCase(r, 1, 1, n, trial%2 == 1)
+			w, _, act := tileKCase(Q5_K)(r, 1, 1, n, trial%2 == 1)
 			got, want := dotQ5_KLanesRef(w, act, n), simd(w, act, n)
 			if math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("n=%d trial %d: %v, SIMD kernel %v", n, trial, got, want)
@@ -101,7 +71,7 @@ func TestDotQ5_KLanesRef(t *testing.T) {
 // VNNI) to dotQ5_KLanesRef bit for bit, over column ranges that start and end anywhere,
 // padded last quads included.
 func TestTileQ5_K(t *testing.T) {
-	checkKTilers(t, Q5_K, tilerQ5_KRef, tilerQ5_K, 15, tileQ5_KCase, dotQ5_KLanesRef)
+	checkKTilers(t, Q5_K, tilerQ5_KRef, tilerQ5_K, 15, tileKCase(Q5_K), dotQ5_KLanesRef)
 }
 
 // BenchmarkTileQ5_K compares the Q5_K tile kernel with the one-row kernel the model used
@@ -113,7 +83,7 @@ func TestTileQ5_K(t *testing.T) {
 func BenchmarkTileQ5_K(b *testing.B) {
 	const rows, T, n = 2048, 64, 2048
 	r := rand.New(rand.NewPCG(1, 2))
-	w, rb, act := tileQ5_KCase(r, rows, T, n, false)
+	w, rb, act := tileKCase(Q5_K)(r, rows, T, n, false)
 	ab := n / QK_K * q8kSize
 	out := make([]float32, T*rows)
 	macs := float64(rows * T * n)

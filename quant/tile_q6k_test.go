@@ -5,41 +5,11 @@ import (
 	"testing"
 )
 
-// tileQ6_KCase builds rows Q6_K weight rows (quantized floats, or raw blocks: every 6-bit
-// quant and int8 scale) and T Q8_K activation rows of n elements (quantize_row_q8_K of
-// random floats, or raw Q8_K blocks).
-func tileQ6_KCase(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte) {
-	rb = n / QK_K * 210
-	if raw {
-		w = simdRawBlocks(r, Q6_K, rows*n/QK_K)
-	} else {
-		w = make([]byte, rows*rb)
-		for i := 0; i < rows; i++ {
-			if err := QuantizeRow(Q6_K, simdRandomFloats(r, n, i%3 == 0), w[i*rb:(i+1)*rb]); err != nil {
-				panic(err)
-			}
-		}
-	}
-	ab := n / QK_K * q8kSize
-	act = make([]byte, T*ab)
-	for t := 0; t < T; t++ {
-		a := act[t*ab : (t+1)*ab]
-		if raw && t%2 == 0 {
-			copy(a, simdRawBlocks(r, Q8_K, n/QK_K))
-			continue
-		}
-		if err := QuantizeActivations(Q6_K, simdRandomFloats(r, n, t%2 == 1), a); err != nil {
-			panic(err)
-		}
-	}
-	return w, rb, act
-}
-
 // TestTileQ6_K holds the Q6_K tile kernels (plain Go and, where the CPU has it, AVX-512
 // VNNI) to dotQ6_KLanesRef bit for bit, over column ranges that start and end anywhere,
 // padded last quads included.
 func TestTileQ6_K(t *testing.T) {
-	checkKTilers(t, Q6_K, tilerQ6_KRef, tilerQ6_K, 13, tileQ6_KCase, dotQ6_KLanesRef)
+	checkKTilers(t, Q6_K, tilerQ6_KRef, tilerQ6_K, 13, tileKCase(Q6_K), dotQ6_KLanesRef)
 }
 
 // BenchmarkTileQ6_K compares the Q6_K tile kernel with the 4-row kernel (dotRowsKernels:
@@ -49,7 +19,7 @@ func TestTileQ6_K(t *testing.T) {
 func BenchmarkTileQ6_K(b *testing.B) {
 	const rows, T, n = 2048, 64, 2048
 	r := rand.New(rand.NewPCG(1, 2))
-	w, rb, act := tileQ6_KCase(r, rows, T, n, false)
+	w, rb, act := tileKCase(Q6_K)(r, rows, T, n, false)
 	ab := n / QK_K * q8kSize
 	out := make([]float32, T*rows)
 	macs := float64(rows * T * n)

@@ -75,6 +75,42 @@ func checkTiler(t *testing.T, what string, g *Tiler, w []byte, rb, rows int, act
 	}
 }
 
+// tileKCase returns a maker of rows weight rows of K-quant type typ (quantized floats, or
+// raw blocks: every quant, scale and min pattern) and T Q8_K activation rows of n elements
+// (the type's activation quantizer on random floats, or raw Q8_K blocks), for checkKTilers.
+func tileKCase(typ Type) func(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte) {
+	return func(r *rand.Rand, rows, T, n int, raw bool) (w []byte, rb int, act []byte) {
+		b, err := typ.RowBytes(int64(n))
+		if err != nil {
+			panic(err)
+		}
+		rb = int(b)
+		if raw {
+			w = simdRawBlocks(r, typ, rows*n/QK_K)
+		} else {
+			w = make([]byte, rows*rb)
+			for i := 0; i < rows; i++ {
+				if err := QuantizeRow(typ, simdRandomFloats(r, n, i%3 == 0), w[i*rb:(i+1)*rb]); err != nil {
+					panic(err)
+				}
+			}
+		}
+		ab := n / QK_K * q8kSize
+		act = make([]byte, T*ab)
+		for t := 0; t < T; t++ {
+			a := act[t*ab : (t+1)*ab]
+			if raw && t%2 == 0 {
+				copy(a, simdRawBlocks(r, Q8_K, n/QK_K))
+				continue
+			}
+			if err := QuantizeActivations(typ, simdRandomFloats(r, n, t%2 == 1), a); err != nil {
+				panic(err)
+			}
+		}
+		return w, rb, act
+	}
+}
+
 // checkKTilers runs checkTiler for a K-quant type's tilers (the plain-Go reference and, where
 // the CPU has it, the assembly) over n = 256·{1,2,3,8}, T = 1..13, random and raw blocks
 // (mk makes the weights and activations), against ref; Tiles() must return asm for the type
