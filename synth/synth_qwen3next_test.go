@@ -3,7 +3,6 @@ package synth
 import (
 	"crypto/sha256"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -159,49 +158,7 @@ func TestSynthQwen3NextRoundTrip(t *testing.T) {
 			if nx := m.Cfg.Next; nx == nil || nx.NRecurrent != 3 || nx.NAttn != 1 || m.Cfg.RopeDims != 16 {
 				t.Fatalf("loaded as %+v (rope dims %d)", nx, m.Cfg.RopeDims)
 			}
-			counts := make([]int, nextSmall.NExpert)
-			obs := observer(func(layer int, chosen []int32) {
-				if layer == 2 {
-					for _, e := range chosen {
-						counts[e]++
-					}
-				}
-			})
-			sess, err := model.NewSession(m, model.Options{Ctx: 512, Threads: 2, Observer: obs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			toks := make([]int32, 256)
-			g := rng{3}
-			for i := range toks {
-				toks[i] = int32(g.next() % uint64(nextSmall.NVocab))
-			}
-			logits, err := sess.Forward(toks, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lss float64
-			for _, v := range logits {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					t.Fatal("non-finite logit")
-				}
-				lss += float64(v) * float64(v)
-			}
-			if rms := math.Sqrt(lss / float64(len(logits))); rms < 1 || rms > 20 {
-				t.Fatalf("logit RMS %.2f: not decisive or not bounded", rms)
-			}
-			mx, total := 0, 0
-			for _, c := range counts {
-				mx = max(mx, c)
-				total += c
-			}
-			if total != len(toks)*nextSmall.NExpertUsed {
-				t.Fatalf("observed %d selections", total)
-			}
-			if share := float64(mx) / float64(total); share < 1.5/float64(nextSmall.NExpert) {
-				t.Fatalf("most popular expert has %.3f of selections: popularity is near uniform", share)
-			}
+			checkRun(t, m, 2)
 		})
 	}
 }

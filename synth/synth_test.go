@@ -108,51 +108,7 @@ func TestSynthRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counts := make([]int, tiny.NExpert)
-			obs := observer(func(layer int, chosen []int32) {
-				if layer == 1 {
-					for _, e := range chosen {
-						counts[e]++
-					}
-				}
-			})
-			sess, err := model.NewSession(m, model.Options{Ctx: 512, Threads: 2, Observer: obs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			toks := make([]int32, 256)
-			g := rng{3}
-			for i := range toks {
-				toks[i] = int32(g.next() % uint64(tiny.NVocab))
-			}
-			logits, err := sess.Forward(toks, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var lss float64
-			for _, v := range logits {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					t.Fatal("non-finite logit")
-				}
-				lss += float64(v) * float64(v)
-			}
-			if rms := math.Sqrt(lss / float64(len(logits))); rms < 1 || rms > 20 {
-				t.Fatalf("logit RMS %.2f: not decisive or not bounded", rms)
-			}
-			mx, total := 0, 0
-			for _, c := range counts {
-				mx = max(mx, c)
-				total += c
-			}
-			if total != len(toks)*tiny.NExpertUsed {
-				t.Fatalf("observed %d selections", total)
-			}
-			// Uniform popularity would give each of 16 experts 1/16; the bias makes the most
-			// popular one clearly more frequent.
-			if share := float64(mx) / float64(total); share < 1.5/float64(tiny.NExpert) {
-				t.Fatalf("most popular expert has %.3f of selections: popularity is near uniform", share)
-			}
+			checkRun(t, m, 1)
 		})
 	}
 }
@@ -179,4 +135,55 @@ type observer func(layer int, chosen []int32)
 
 func (o observer) Routed(layer, pos int, logits []float32, chosen []int32, weights []float32) {
 	o(layer, chosen)
+}
+
+// checkRun runs 256 random tokens through m and checks that the logits are finite, decisive
+// and bounded (RMS 1-20), and that the routers' popularity at the given layer is clearly
+// not uniform (the most used expert gets at least 1.5× a uniform share).
+func checkRun(t *testing.T, m *model.Model, layer int) {
+	t.Helper()
+	c := m.Cfg
+	counts := make([]int, c.NExpert)
+	obs := observer(func(l int, chosen []int32) {
+		if l == layer {
+			for _, e := range chosen {
+				counts[e]++
+			}
+		}
+	})
+	sess, err := model.NewSession(m, model.Options{Ctx: 512, Threads: 2, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	toks := make([]int32, 256)
+	g := rng{3}
+	for i := range toks {
+		toks[i] = int32(g.next() % uint64(c.NVocab))
+	}
+	logits, err := sess.Forward(toks, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lss float64
+	for _, v := range logits {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatal("non-finite logit")
+		}
+		lss += float64(v) * float64(v)
+	}
+	if rms := math.Sqrt(lss / float64(len(logits))); rms < 1 || rms > 20 {
+		t.Fatalf("logit RMS %.2f: not decisive or not bounded", rms)
+	}
+	mx, total := 0, 0
+	for _, n := range counts {
+		mx = max(mx, n)
+		total += n
+	}
+	if total != len(toks)*c.NExpertUsed {
+		t.Fatalf("observed %d selections", total)
+	}
+	if share := float64(mx) / float64(total); share < 1.5/float64(c.NExpert) {
+		t.Fatalf("most popular expert has %.3f of selections: popularity is near uniform", share)
+	}
 }
